@@ -1,0 +1,108 @@
+"""``tianma chat``: a REPL over the real runtime, with feedback and ``/why``."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from tianma.cli.app import HomeOption, UserOption, app, console, open_runtime, settings_from
+from tianma.cli.memory import records_table
+from tianma.errors import ChatModelUnavailableError
+from tianma.runtime import Runtime
+from tianma.turn import Turn
+
+HELP = """commands / 命令:
+  /like  /dislike      feedback on the last reply / 对上一条回复点赞或点踩
+  /fix <text>          correct the last reply / 纠正上一条回复
+  /why                 memories and strategies behind the last reply / 上一条回复用了哪些记忆
+  /new                 start a new dialogue / 开始新对话
+  /memories            what is remembered about you / 查看记忆
+  /quit                leave / 退出"""
+
+
+def why_table(turn: Turn) -> Table:
+    """The memories and strategies a turn injected."""
+    table = Table(title="why / 依据")
+    for col in ("what", "id", "score", "content", "from events"):
+        table.add_column(col, overflow="fold")
+    for m in turn.memories:
+        table.add_row(
+            m.kind, m.id[:8], f"{m.score:.3f}", m.content, ", ".join(e[:8] for e in m.source_event_ids)
+        )
+    for s in turn.strategies:
+        table.add_row("strategy" + (" (explored)" if s.explored else ""), s.id[:8], "", s.content, "")
+    for p in turn.preferences:
+        table.add_row("preference", "", "", p, "")
+    if not (turn.memories or turn.strategies or turn.preferences):
+        table.add_row("—", "", "", "nothing was injected / 没有注入记忆", "")
+    return table
+
+
+def handle_command(rt: Runtime, user_id: str, line: str, last: Turn | None) -> str | None:
+    """Run a slash command; returns ``"quit"`` or ``"new"`` when the loop must react."""
+    cmd, _, arg = line.partition(" ")
+    if cmd in ("/quit", "/exit", "/q"):
+        return "quit"
+    if cmd == "/new":
+        return "new"
+    if cmd == "/memories":
+        records = [r for r in rt.memories(user_id) if r.kind != "signal"]
+        console.print(
+            records_table(records[-30:], f"{user_id}: last {min(30, len(records))} of {len(records)}")
+        )
+    elif cmd in ("/like", "/dislike", "/fix"):
+        if last is None:
+            console.print("no reply yet / 还没有回复")
+        elif cmd == "/fix" and not arg.strip():
+            console.print("usage: /fix <what is right> / 用法：/fix <正确内容>")
+        else:
+            kind = {"/like": "like", "/dislike": "dislike", "/fix": "correction"}[cmd]
+            rt.feedback(last.event_id, kind, text=arg.strip() or None)
+            console.print(f"recorded {kind} / 已记录")
+    elif cmd == "/why":
+        console.print(why_table(last) if last else "no reply yet / 还没有回复")
+    else:
+        console.print(HELP)
+    return None
+
+
+@app.command()
+def chat(
+    user: str | None = UserOption,
+    dialogue: str | None = typer.Option(None, "--dialogue", "-d", help="Continue this dialogue id."),
+    home: Path | None = HomeOption,
+) -> None:
+    """Talk to the assistant (needs Ollama; see `tianma doctor`)."""
+    settings = settings_from(home)
+    user_id = user or settings.user
+    dialogue_id = dialogue or uuid.uuid4().hex
+    console.print(f"tianma chat — user {user_id}, model {settings.ollama.model}. /help for commands.")
+    last: Turn | None = None
+    with open_runtime(settings) as rt:
+        while True:
+            try:
+                line = console.input("[bold cyan]you / 你> [/]").strip()
+            except (EOFError, KeyboardInterrupt):
+                break
+            if not line:
+                continue
+            if line.startswith("/"):
+                action = handle_command(rt, user_id, line, last)
+                if action == "quit":
+                    break
+                if action == "new":
+                    rt.end_dialogue(dialogue_id) if last else None
+                    dialogue_id, last = uuid.uuid4().hex, None
+                    console.print("new dialogue / 新对话")
+                continue
+            try:
+                last = rt.chat(user_id, line, dialogue_id=dialogue_id)
+            except ChatModelUnavailableError as exc:
+                console.print(f"[red]{exc}[/red]\n(your message was saved / 你的消息已保存)")
+                continue
+            console.print(f"[bold green]tianma>[/] {last.reply}", markup=True, highlight=False)
+        if last is not None:
+            rt.end_dialogue(dialogue_id)

@@ -1,0 +1,135 @@
+"""``tianma memory list|show|forget`` and ``tianma index rebuild``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from tianma.cli.app import HomeOption, UserOption, console, index_app, memory_app, open_runtime, settings_from
+from tianma.errors import InvalidInputError, RecordNotFoundError
+from tianma.memory.records import KINDS, STATUSES, MemoryRecord
+from tianma.runtime import Runtime
+
+
+def _clip(text: str, width: int = 70) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def records_table(records: list[MemoryRecord], title: str) -> Table:
+    """A table of records for the terminal."""
+    table = Table(title=title, show_lines=False)
+    for col in ("id", "kind", "status", "conf", "hits", "when", "content"):
+        table.add_column(col, overflow="fold" if col == "content" else "ellipsis")
+    for r in records:
+        when = (r.at or r.created_at).strftime("%Y-%m-%d %H:%M")
+        table.add_row(
+            r.id[:8], r.kind, r.status, f"{r.confidence:.2f}", str(r.hit_count), when, _clip(r.content)
+        )
+    return table
+
+
+def find_record(rt: Runtime, user_id: str, prefix: str) -> MemoryRecord:
+    """A user's record by full id or unique id prefix."""
+    found = [r for r in rt.memories(user_id) if r.id.startswith(prefix)]
+    if not found:
+        raise RecordNotFoundError(f"no record {prefix!r} for user {user_id}")
+    if len(found) > 1:
+        raise InvalidInputError(f"{prefix!r} matches {len(found)} records; give more characters")
+    return found[0]
+
+
+@memory_app.command("list")
+def list_memories(
+    user: str | None = UserOption,
+    kind: str | None = typer.Option(None, help=f"One of: {', '.join(KINDS)}."),
+    status: str | None = typer.Option(None, help=f"One of: {', '.join(STATUSES)}."),
+    home: Path | None = HomeOption,
+) -> None:
+    """List what is remembered about a user."""
+    if kind is not None and kind not in KINDS:
+        raise InvalidInputError(f"--kind must be one of {', '.join(KINDS)}")
+    if status is not None and status not in STATUSES:
+        raise InvalidInputError(f"--status must be one of {', '.join(STATUSES)}")
+    settings = settings_from(home)
+    uid = user or settings.user
+    with open_runtime(settings) as rt:
+        records = rt.memories(uid, kind, status)  # type: ignore[arg-type]
+    console.print(records_table(records, f"{uid}: {len(records)} records / 条记录"))
+
+
+@memory_app.command("show")
+def show_memory(
+    record_id: str = typer.Argument(..., help="Record id or a unique prefix of it."),
+    user: str | None = UserOption,
+    home: Path | None = HomeOption,
+) -> None:
+    """Show one record with its provenance."""
+    settings = settings_from(home)
+    with open_runtime(settings) as rt:
+        r = find_record(rt, user or settings.user, record_id)
+    console.print(f"[bold]{r.kind}[/bold] {r.id}  status={r.status} version={r.version}")
+    console.print(r.content, markup=False)
+    rows = {
+        "scope": r.scope,
+        "key": r.key,
+        "tags": ", ".join(r.tags),
+        "confidence": f"{r.confidence:.2f}",
+        "importance": f"{r.importance:.2f}",
+        "hits": r.hit_count,
+        "last hit": r.last_hit_at,
+        "created": r.created_at,
+        "dialogue": r.dialogue_id,
+        "speaker": r.speaker,
+        "reply": r.reply,
+        "source events": ", ".join(r.source_event_ids),
+        "source": r.provenance.source,
+        "data": r.data or None,
+    }
+    for name, value in rows.items():
+        if value not in (None, ""):
+            console.print(f"  {name}: {value}", markup=False)
+
+
+@memory_app.command("forget")
+def forget_memory(
+    record_id: str | None = typer.Argument(None, help="Record id (or prefix); omit with --all."),
+    everything: bool = typer.Option(False, "--all", help="Forget everything about the user."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+    user: str | None = UserOption,
+    home: Path | None = HomeOption,
+) -> None:
+    """Really delete a record, or everything about a user (SQL rows and index entries)."""
+    if (record_id is None) == (not everything):
+        raise InvalidInputError("give a record id, or --all to forget everything about the user")
+    settings = settings_from(home)
+    uid = user or settings.user
+    with open_runtime(settings) as rt:
+        target = None if everything else find_record(rt, uid, record_id or "").id
+        what = f"everything about {uid}" if target is None else f"record {target}"
+        if not yes and not typer.confirm(f"Really delete {what}? / 确定删除？"):
+            raise typer.Abort()
+        count = rt.forget(uid, target)
+    console.print(f"deleted {count} record(s) / 已删除 {count} 条")
+
+
+@index_app.command("rebuild")
+def rebuild_index(home: Path | None = HomeOption) -> None:
+    """Recreate the vector and keyword indexes from the SQL store."""
+    settings = settings_from(home)
+    with (
+        open_runtime(settings) as rt,
+        Progress(
+            TextColumn("indexing / 重建索引"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+        ) as bar,
+    ):
+        task = bar.add_task("rebuild", total=None)
+        count = rt.rebuild_index(progress=lambda done, total: bar.update(task, completed=done, total=total))
+    console.print(f"indexed {count} active records / 已索引 {count} 条")

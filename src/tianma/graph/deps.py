@@ -1,0 +1,25 @@
+"""Dependencies injected into every node through LangGraph's runtime context."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from langchain_core.language_models import BaseChatModel
+
+from tianma.memory.search import AnchorCache
+from tianma.memory.service import Memory
+from tianma.policies.scoring import RerankPolicy
+from tianma.settings import Settings
+
+
+@dataclass(frozen=True, slots=True)
+class Deps:
+    """Clients and policies; never in state (state is checkpointed)."""
+
+    memory: Memory
+    anchors: AnchorCache
+    chat_model: BaseChatModel
+    settings: Settings
+    rerank_policy: RerankPolicy
+    model_name: str
+    """Name of the chat model, for spans and messages."""

@@ -1,0 +1,52 @@
+"""Typed state of the turn graph (checkpointed per dialogue: plain data only)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict
+
+
+class TurnState(TypedDict, total=False):
+    """What the six nodes read and write; ``messages`` is the short-term window."""
+
+    user_id: str
+    dialogue_id: str
+    message: str
+    """The user's message of this turn."""
+    at: datetime
+    """When the turn happens (real or simulated time)."""
+    messages: Annotated[list[AnyMessage], add_messages]
+    """The last turns verbatim (the window); older ones are folded into ``summary``."""
+    summary: dict[str, str]
+    """Rolling summary of folded turns: topic, user_view, decision, open_items, emotion."""
+    domain: str
+    """Inferred domain of the request."""
+    strategies: list[dict[str, Any]]
+    """Applied strategies: id, content, explored, priority, weight."""
+    preferences: list[dict[str, Any]]
+    """Resident preferences: id, content, confidence."""
+    message_vector: list[float]
+    """Embedding of this turn's message (cleared at the end of the turn)."""
+    candidates: list[dict[str, Any]]
+    """Retrieved candidates: record fields plus relevance and channels."""
+    memories: list[dict[str, Any]]
+    """Injected memories after rerank (at most 5)."""
+    reply: str | None
+    error: str | None
+    """Why the chat model did not answer, if it did not."""
+    redline: dict[str, Any]
+    """Verdict of the redline check: verdict, rules, note."""
+    event_id: str
+    signals: list[dict[str, Any]]
+    """Implicit signals detected this turn."""
+    prompt_items: int
+    usage: dict[str, int]
+    """Tokens the chat model reported: input, output."""
+
+
+TurnUpdate = dict[str, Any]
+"""What a node returns: only the keys it changes."""

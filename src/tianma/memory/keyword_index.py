@@ -1,0 +1,109 @@
+"""Keyword channel of hybrid search: SQLite FTS5 (BM25) over pre-tokenised text.
+
+The text is tokenised with :func:`tianma.memory.tokenize.tokenize` (jieba for Chinese) and
+stored space-joined, so FTS5's own tokenizer only has to split on spaces and stem English.
+Each user's rows carry an owner token, so one MATCH both filters by user and ranks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+
+from sqlalchemy import Engine, text
+
+from tianma.errors import ConfigError
+from tianma.memory.tokenize import tokenize
+
+_TABLE = "kw_index"
+
+
+def owner_token(user_id: str) -> str:
+    """A token that stands for the user inside the FTS index."""
+    return "owner" + hashlib.sha1(user_id.encode("utf-8")).hexdigest()[:20]
+
+
+def _quote(token: str) -> str:
+    return '"' + token.replace('"', '""') + '"'
+
+
+class SqliteKeywordIndex:
+    """BM25 keyword search in an FTS5 table inside the SQL store's SQLite file."""
+
+    def __init__(self, engine: Engine) -> None:
+        if engine.dialect.name != "sqlite":
+            raise ConfigError(
+                f"sql.url: keyword search is built for SQLite only so far, not {engine.dialect.name}"
+            )
+        self._engine = engine
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    f"CREATE VIRTUAL TABLE IF NOT EXISTS {_TABLE} USING fts5("
+                    "record_id UNINDEXED, owner, body, tokenize='porter unicode61')"
+                )
+            )
+
+    def upsert(self, user_id: str, items: Iterable[tuple[str, str]]) -> None:
+        """Index ``(record_id, text)`` pairs of one user, replacing earlier entries."""
+        rows = [
+            {"rid": rid, "owner": owner_token(user_id), "body": " ".join(tokenize(body))}
+            for rid, body in items
+        ]
+        if not rows:
+            return
+        with self._engine.begin() as conn:
+            conn.execute(text(f"DELETE FROM {_TABLE} WHERE record_id = :rid"), rows)
+            conn.execute(
+                text(f"INSERT INTO {_TABLE}(record_id, owner, body) VALUES (:rid, :owner, :body)"),
+                rows,
+            )
+
+    def delete(self, record_ids: Sequence[str]) -> None:
+        """Remove records from the index."""
+        if not record_ids:
+            return
+        with self._engine.begin() as conn:
+            conn.execute(
+                text(f"DELETE FROM {_TABLE} WHERE record_id = :rid"),
+                [{"rid": rid} for rid in record_ids],
+            )
+
+    def drop_user(self, user_id: str) -> None:
+        """Remove every entry of one user."""
+        with self._engine.begin() as conn:
+            conn.execute(
+                text(f"DELETE FROM {_TABLE} WHERE owner MATCH :owner"),
+                {"owner": _quote(owner_token(user_id))},
+            )
+
+    def clear(self) -> None:
+        """Remove everything (before a rebuild)."""
+        with self._engine.begin() as conn:
+            conn.execute(text(f"DELETE FROM {_TABLE}"))
+
+    def count(self, user_id: str) -> int:
+        """Entries of one user."""
+        with self._engine.connect() as conn:
+            return int(
+                conn.execute(
+                    text(f"SELECT count(*) FROM {_TABLE} WHERE owner MATCH :owner"),
+                    {"owner": _quote(owner_token(user_id))},
+                ).scalar_one()
+            )
+
+    def search(self, user_id: str, query_tokens: Sequence[str], limit: int) -> list[tuple[str, float]]:
+        """``(record_id, bm25)`` of the user's best keyword matches, best first (bm25 > 0)."""
+        terms = sorted(set(query_tokens))
+        if not terms:
+            return []
+        match = f"owner : {_quote(owner_token(user_id))} AND body : ({' OR '.join(map(_quote, terms))})"
+        with self._engine.connect() as conn:
+            rows = conn.execute(
+                text(
+                    f"SELECT record_id, bm25({_TABLE}, 0.0, 0.0, 1.0) AS score FROM {_TABLE} "
+                    f"WHERE {_TABLE} MATCH :match ORDER BY score LIMIT :limit"
+                ),
+                {"match": match, "limit": limit},
+            ).all()
+        return [(str(rid), -float(score)) for rid, score in rows]

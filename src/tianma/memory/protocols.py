@@ -1,0 +1,59 @@
+"""Contracts of the memory backends."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+Vector = npt.NDArray[np.float32]
+"""A 1-D float32 embedding, L2-normalised."""
+Matrix = npt.NDArray[np.float32]
+"""Row-stacked embeddings, each L2-normalised."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns text into normalised vectors; queries and passages may be encoded differently."""
+
+    name: str
+    dim: int
+
+    def embed_query(self, text: str) -> Vector:
+        """The vector of a search query."""
+        ...
+
+    def embed_passages(self, texts: Sequence[str]) -> Matrix:
+        """The vectors of stored texts, one row each."""
+        ...
+
+
+@runtime_checkable
+class VectorIndex(Protocol):
+    """Dense vectors of one user's indexed records; derived data, rebuilt from SQL."""
+
+    def upsert(self, user_id: str, ids: Sequence[str], vectors: Matrix) -> None:
+        """Add or replace vectors."""
+        ...
+
+    def delete(self, user_id: str, ids: Sequence[str]) -> None:
+        """Remove vectors."""
+        ...
+
+    def drop_user(self, user_id: str) -> None:
+        """Remove every vector of a user."""
+        ...
+
+    def search(self, user_id: str, vector: Vector, limit: int) -> list[tuple[str, float]]:
+        """``(id, similarity)`` of the nearest vectors, best first."""
+        ...
+
+    def get_vectors(self, user_id: str, ids: Sequence[str]) -> dict[str, Vector]:
+        """Stored vectors by id (missing ids are absent)."""
+        ...
+
+    def count(self, user_id: str) -> int:
+        """Vectors stored for a user."""
+        ...

@@ -1,0 +1,189 @@
+"""SQL schema of the source-of-truth store, versioned so older files can be migrated."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Column,
+    DateTime,
+    Engine,
+    Float,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    TypeDecorator,
+    inspect,
+    select,
+)
+from sqlalchemy.engine import Connection, Dialect
+
+from tianma.errors import ConfigError
+
+SCHEMA_VERSION = 1
+"""Bump with a function in MIGRATIONS that upgrades a file of the previous version."""
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """Aware UTC datetimes in Python, naive UTC in the database (SQLite keeps no zone)."""
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to the memory store; pass an aware one")
+        return value.astimezone(UTC).replace(tzinfo=None)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        return None if value is None else value.replace(tzinfo=UTC)
+
+
+metadata = MetaData()
+
+meta = Table(
+    "tianma_meta",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("value", Text, nullable=False),
+)
+
+records = Table(
+    "records",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("user_id", String(255), nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("content", Text, nullable=False),
+    Column("key", String(255)),
+    Column("scope", String(255), nullable=False, default="global"),
+    Column("tags", JSON, nullable=False),
+    Column("confidence", Float, nullable=False),
+    Column("importance", Float, nullable=False),
+    Column("hit_count", Integer, nullable=False, default=0),
+    Column("last_hit_at", UtcDateTime),
+    Column("status", String(16), nullable=False),
+    Column("version", Integer, nullable=False, default=1),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+    Column("provenance", JSON, nullable=False),
+    Column("data", JSON, nullable=False),
+    # events only
+    Column("dialogue_id", String(64)),
+    Column("role", String(16)),
+    Column("speaker", String(255)),
+    Column("reply", Text),
+    Column("at", UtcDateTime),
+    Column("external_id", String(255)),
+    Column("error", Text),
+    Index("ix_records_user_kind_status", "user_id", "kind", "status"),
+    Index("ix_records_dialogue", "user_id", "dialogue_id", "at"),
+    Index("ix_records_external", "user_id", "external_id"),
+    Index("ix_records_key", "user_id", "key"),
+)
+
+record_versions = Table(
+    "record_versions",
+    metadata,
+    Column("record_id", String(36), primary_key=True),
+    Column("version", Integer, primary_key=True),
+    Column("user_id", String(255), nullable=False),
+    Column("content", Text, nullable=False),
+    Column("confidence", Float, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("data", JSON, nullable=False),
+    Column("changed_at", UtcDateTime, nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("evidence", JSON, nullable=False),
+)
+
+replace_log = Table(
+    "replace_log",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("user_id", String(255), nullable=False),
+    Column("old_id", String(36), nullable=False),
+    Column("new_id", String(36)),
+    Column("reason", Text, nullable=False),
+    Column("evidence", JSON, nullable=False),
+    Column("at", UtcDateTime, nullable=False),
+    Index("ix_replace_user", "user_id"),
+)
+
+dialogues = Table(
+    "dialogues",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("user_id", String(255), nullable=False),
+    Column("started_at", UtcDateTime, nullable=False),
+    Column("ended_at", UtcDateTime),
+    Column("turns", Integer, nullable=False, default=0),
+    Index("ix_dialogues_user", "user_id", "started_at"),
+)
+
+injections = Table(
+    "injections",
+    metadata,
+    Column("event_id", String(36), primary_key=True),
+    Column("record_id", String(36), primary_key=True),
+    Column("user_id", String(255), nullable=False),
+    Column("role", String(16), nullable=False),  # memory | strategy | preference
+    Column("rank", Integer, nullable=False),
+    Column("score", Float, nullable=False),
+    Column("explored", Integer, nullable=False, default=0),
+    Index("ix_injections_record", "record_id"),
+    Index("ix_injections_user", "user_id"),
+)
+
+Migration = Callable[[Connection], None]
+MIGRATIONS: dict[int, Migration] = {}
+"""``MIGRATIONS[n]`` upgrades a store of schema version ``n - 1`` to ``n``."""
+
+
+def ensure_schema(engine: Engine) -> int:
+    """Create the schema in an empty database or migrate an older one; return its version.
+
+    Raises:
+        ConfigError: the database was written by a newer tianma.
+    """
+    with engine.begin() as conn:
+        if not inspect(conn).has_table(meta.name):
+            metadata.create_all(conn)
+            conn.execute(meta.insert().values(key="schema_version", value=str(SCHEMA_VERSION)))
+            return SCHEMA_VERSION
+        found = int(conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).scalar_one())
+        if found > SCHEMA_VERSION:
+            raise ConfigError(
+                f"the memory store has schema version {found}, newer than this tianma "
+                f"({SCHEMA_VERSION}); upgrade tianma"
+            )
+        for version in range(found + 1, SCHEMA_VERSION + 1):
+            MIGRATIONS[version](conn)
+        metadata.create_all(conn)  # tables added since, if any
+        conn.execute(meta.update().where(meta.c.key == "schema_version").values(value=str(SCHEMA_VERSION)))
+        return SCHEMA_VERSION
+
+
+def utcnow() -> datetime:
+    """The current time, aware UTC."""
+    return datetime.now(UTC)
+
+
+def as_aware(value: datetime | None) -> datetime:
+    """``value`` as aware UTC (naive values are taken as UTC); ``None`` means now."""
+    if value is None:
+        return utcnow()
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def row_dict(row: Any) -> dict[str, Any]:
+    """A SQLAlchemy row as a plain dict."""
+    return dict(row._mapping)

@@ -1,0 +1,111 @@
+"""Filter-then-hybrid search: dense + keyword channels, exact fact lookup, fused relevance.
+
+The user filter is structural (one collection / owner token per user); status is filtered by
+what is indexed (only active records). Relevance is calibrated per query: e5 similarities are
+compressed (unrelated Chinese pairs score ~0.85), so a dense hit counts by how far it beats the
+query's similarity to a few neutral anchor sentences rather than by its raw cosine.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tianma.memory.protocols import Embedder, Matrix, Vector
+from tianma.memory.records import Candidate, MemoryRecord
+from tianma.memory.service import Memory, index_text, is_indexed
+from tianma.memory.tokenize import token_set, tokenize
+
+NEUTRAL_ANCHORS = (
+    "随便聊聊",
+    "好的，谢谢",
+    "这是一段文字",
+    "嗯嗯",
+    "Okay, thanks",
+    "This is a sentence.",
+    "Let us talk about something",
+    "Hello there",
+)
+"""Sentences about nothing in particular: a query's similarity to them is its noise floor."""
+
+DENSE_WEIGHT = 0.7
+KEYWORD_WEIGHT = 0.3
+DENSE_SPAN = 0.35
+"""A margin over the noise floor of this much (normalised units) gives 63 % of full relevance."""
+FACT_RELEVANCE = 0.9
+"""Relevance of a structured fact whose key matches the query."""
+
+
+@dataclass
+class AnchorCache:
+    """Embeddings of :data:`NEUTRAL_ANCHORS`, computed once per embedder."""
+
+    embedder: Embedder
+    _matrix: Matrix | None = field(default=None, init=False)
+
+    def floor(self, vector: Vector) -> float:
+        if self._matrix is None:
+            self._matrix = self.embedder.embed_passages(list(NEUTRAL_ANCHORS))
+        return float(np.max(self._matrix @ vector))
+
+
+def dense_relevance(similarity: float, floor: float) -> float:
+    """How far ``similarity`` beats the noise floor, in [0, 1): saturating but never tied."""
+    margin = (similarity - floor) / max(1e-6, 1.0 - floor)
+    return float(1.0 - math.exp(-margin / DENSE_SPAN)) if margin > 0 else 0.0
+
+
+def keyword_coverage(query_tokens: frozenset[str], record: MemoryRecord) -> float:
+    """Share of the query's distinct tokens that the record contains."""
+    if not query_tokens:
+        return 0.0
+    return len(query_tokens & token_set(index_text(record))) / len(query_tokens)
+
+
+def fact_matches(query_tokens: frozenset[str], record: MemoryRecord) -> bool:
+    """A structured fact matches when a segment of its key is a query token."""
+    if record.key is None:
+        return False
+    segments = {s for s in record.key.lower().replace("_", ".").split(".") if s}
+    return bool(segments & query_tokens)
+
+
+def hybrid_search(
+    memory: Memory,
+    anchors: AnchorCache,
+    user_id: str,
+    query_text: str,
+    query_vector: Vector,
+    limit: int,
+) -> list[Candidate]:
+    """Candidates from the dense and keyword channels and the fact table, best first."""
+    dense = dict(memory.vectors.search(user_id, query_vector, limit))
+    q_tokens = tokenize(query_text)
+    keyword = dict(memory.keywords.search(user_id, q_tokens, limit))
+    facts = [f for f in memory.store.facts_with_keys(user_id) if fact_matches(frozenset(q_tokens), f)]
+    missing = [rid for rid in keyword if rid not in dense]
+    if missing:
+        for rid, vec in memory.vectors.get_vectors(user_id, missing).items():
+            dense[rid] = float(vec @ query_vector)
+    records = memory.store.get_many(user_id, [*dense, *keyword, *(f.id for f in facts)])
+    floor = anchors.floor(query_vector)
+    fact_ids = {f.id for f in facts}
+    q_set = frozenset(q_tokens)
+    out = []
+    for rid, record in records.items():
+        if not is_indexed(record):
+            continue
+        channels = tuple(
+            name
+            for name, hit in (("dense", rid in dense), ("keyword", rid in keyword), ("fact", rid in fact_ids))
+            if hit
+        )
+        relevance = DENSE_WEIGHT * dense_relevance(dense.get(rid, 0.0), floor)
+        relevance += KEYWORD_WEIGHT * keyword_coverage(q_set, record)
+        if rid in fact_ids:
+            relevance = max(relevance, FACT_RELEVANCE)
+        out.append(Candidate(record=record, relevance=relevance, channels=channels))
+    out.sort(key=lambda c: c.relevance, reverse=True)
+    return out

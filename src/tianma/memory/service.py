@@ -1,0 +1,123 @@
+"""The memory as one object: SQL truth plus the derived dense and keyword indexes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from tianma.memory.keyword_index import SqliteKeywordIndex
+from tianma.memory.protocols import Embedder, Matrix, VectorIndex
+from tianma.memory.records import Kind, MemoryRecord, NewEvent, Provenance
+from tianma.memory.sql_store import SqlMemoryStore
+
+INDEXED_KINDS: frozenset[Kind] = frozenset({"event", "fact", "preference", "experience"})
+"""Kinds that retrieval can return; strategies are matched by trigger, signals never injected."""
+
+
+def index_text(record: MemoryRecord) -> str:
+    """The text a record is indexed under (an imported message keeps its speaker's name)."""
+    if record.kind == "event" and record.speaker:
+        return f"{record.speaker}: {record.content}"
+    return record.content
+
+
+def is_indexed(record: MemoryRecord) -> bool:
+    """Only active records of retrievable kinds are in the indexes."""
+    return record.status == "active" and record.kind in INDEXED_KINDS and bool(record.content.strip())
+
+
+@dataclass
+class Memory:
+    """SQL store (truth), vector index and keyword index (derived), and the embedder."""
+
+    store: SqlMemoryStore
+    vectors: VectorIndex
+    keywords: SqliteKeywordIndex
+    embedder: Embedder
+
+    def index(self, records: Sequence[MemoryRecord], vectors: Matrix | None = None) -> None:
+        """Put indexable records into both indexes, embedding them unless ``vectors`` given."""
+        keep = [i for i, r in enumerate(records) if is_indexed(r)]
+        if not keep:
+            return
+        chosen = [records[i] for i in keep]
+        if vectors is None:
+            matrix = self.embedder.embed_passages([index_text(r) for r in chosen])
+        else:
+            matrix = vectors[keep]
+        for user_id in {r.user_id for r in chosen}:
+            rows = [i for i, r in enumerate(chosen) if r.user_id == user_id]
+            self.vectors.upsert(user_id, [chosen[i].id for i in rows], matrix[rows])
+            self.keywords.upsert(user_id, [(chosen[i].id, index_text(chosen[i])) for i in rows])
+
+    def unindex(self, user_id: str, record_ids: Sequence[str]) -> None:
+        """Take records out of both indexes (they stay in SQL)."""
+        self.vectors.delete(user_id, record_ids)
+        self.keywords.delete(record_ids)
+
+    def forget(self, user_id: str, record_id: str | None = None) -> list[str]:
+        """Really delete one record or everything of a user: SQL rows and index entries."""
+        ids = self.store.delete(user_id, None if record_id is None else [record_id])
+        if record_id is None:
+            self.vectors.drop_user(user_id)
+            self.keywords.drop_user(user_id)
+        else:
+            self.unindex(user_id, ids)
+        return ids
+
+    def rebuild(self, batch: int = 256, progress: Callable[[int, int], None] | None = None) -> int:
+        """Recreate both indexes from SQL; returns how many records were indexed."""
+        drop_all = getattr(self.vectors, "drop_all", None)
+        if drop_all is not None:
+            drop_all()
+        else:
+            for user_id in self.store.users():
+                self.vectors.drop_user(user_id)
+        self.keywords.clear()
+        todo = [r for r in self.store.list(None, kind=sorted(INDEXED_KINDS), status="active")]
+        todo = [r for r in todo if is_indexed(r)]
+        for start in range(0, len(todo), batch):
+            self.index(todo[start : start + batch])
+            if progress is not None:
+                progress(min(start + batch, len(todo)), len(todo))
+        return len(todo)
+
+    def record_events(self, events: Sequence[NewEvent], vectors: Matrix | None = None) -> list[MemoryRecord]:
+        """Store events in SQL, then index the new ones (SQL first: nothing is lost)."""
+        stored, added = self.store.add_events(events)
+        fresh = [i for i, r in enumerate(stored) if r.id in added]
+        self.index([stored[i] for i in fresh], None if vectors is None else vectors[fresh])
+        return stored
+
+    def add_signal(
+        self,
+        user_id: str,
+        signal_type: str,
+        confidence: float,
+        *,
+        target_event_id: str,
+        source_event_id: str | None,
+        dialogue_id: str | None,
+        at: datetime,
+        detail: str = "",
+        text: str | None = None,
+    ) -> MemoryRecord:
+        """Store a signal judging ``target_event_id``, credited to what that turn injected."""
+        credited = [row["record_id"] for row in self.store.injections_of(target_event_id)]
+        events = tuple(e for e in (target_event_id, source_event_id) if e)
+        return self.store.add_record(
+            user_id,
+            "signal",
+            text or detail or signal_type,
+            Provenance(event_ids=events, dialogue_ids=(dialogue_id,) if dialogue_id else (), source="signal"),
+            at=at,
+            confidence=confidence,
+            dialogue_id=dialogue_id,
+            data={
+                "type": signal_type,
+                "target_event_id": target_event_id,
+                "credited": credited,
+                "detail": detail,
+            },
+        )

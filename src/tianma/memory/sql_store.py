@@ -1,0 +1,420 @@
+"""The source of truth: records, versions, replace log, dialogues and injections in SQL."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, delete, event, func, select, update
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import SQLAlchemyError
+
+from tianma.errors import BackendUnavailableError, MemoryStoreError, RecordNotFoundError
+from tianma.memory import schema as t
+from tianma.memory.records import Kind, MemoryRecord, NewEvent, Provenance, Status
+
+
+def new_id() -> str:
+    """A fresh record id (a UUID, so it is also a valid Qdrant point id)."""
+    return str(uuid.uuid4())
+
+
+@contextmanager
+def map_sql_errors() -> Iterator[None]:
+    """Re-raise SQLAlchemy failures as tianma errors."""
+    try:
+        yield
+    except SQLAlchemyError as exc:
+        raise MemoryStoreError(f"memory store: {exc.__class__.__name__}: {exc}") from exc
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.close()
+
+
+def create_sql_engine(url: str) -> Engine:
+    """An engine for ``url`` with the schema ensured (SQLite in WAL mode).
+
+    Raises:
+        BackendUnavailableError: the database cannot be opened.
+    """
+    try:
+        engine = create_engine(url)
+        if engine.dialect.name == "sqlite":
+            event.listen(engine, "connect", _sqlite_pragmas)
+        t.ensure_schema(engine)
+    except SQLAlchemyError as exc:
+        raise BackendUnavailableError(f"cannot open the memory store {url}: {exc}") from exc
+    return engine
+
+
+def _to_record(row: Any) -> MemoryRecord:
+    m = row._mapping
+    return MemoryRecord(
+        id=m["id"],
+        user_id=m["user_id"],
+        kind=m["kind"],
+        content=m["content"],
+        created_at=m["created_at"],
+        updated_at=m["updated_at"],
+        provenance=Provenance.from_json(m["provenance"]),
+        scope=m["scope"],
+        key=m["key"],
+        tags=tuple(m["tags"] or ()),
+        confidence=m["confidence"],
+        importance=m["importance"],
+        hit_count=m["hit_count"],
+        last_hit_at=m["last_hit_at"],
+        status=m["status"],
+        version=m["version"],
+        data=dict(m["data"] or {}),
+        dialogue_id=m["dialogue_id"],
+        role=m["role"],
+        speaker=m["speaker"],
+        reply=m["reply"],
+        at=m["at"],
+    )
+
+
+class SqlMemoryStore:
+    """Records of every kind, with prior versions and a replace log; SQLAlchemy Core."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    @classmethod
+    def from_url(cls, url: str) -> SqlMemoryStore:
+        return cls(create_sql_engine(url))
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # -- writes ---------------------------------------------------------------------------
+
+    def add_events(self, events: Sequence[NewEvent]) -> tuple[list[MemoryRecord], set[str]]:
+        """Record events in one transaction; an ``external_id`` already stored is not re-added.
+
+        Returns the stored events in input order (existing ones for known external ids) and
+        the ids of those added now.
+        """
+        out: list[MemoryRecord] = []
+        added: set[str] = set()
+        with map_sql_errors(), self.engine.begin() as conn:
+            known = self._known_external(conn, events)
+            rows = []
+            for ev in events:
+                if ev.external_id is not None and (ev.user_id, ev.external_id) in known:
+                    out.append(known[(ev.user_id, ev.external_id)])
+                    continue
+                row = self._event_row(ev)
+                rows.append(row)
+                added.add(row["id"])
+                out.append(_to_record(_Row(row)))
+                if ev.external_id is not None:
+                    known[(ev.user_id, ev.external_id)] = out[-1]
+            if rows:
+                conn.execute(t.records.insert(), rows)
+            fresh = [ev for ev, rec in zip(events, out, strict=True) if rec.id in added]
+            self._touch_dialogues(conn, fresh)
+        return out, added
+
+    def _known_external(
+        self, conn: Connection, events: Sequence[NewEvent]
+    ) -> dict[tuple[str, str], MemoryRecord]:
+        wanted = {(e.user_id, e.external_id) for e in events if e.external_id is not None}
+        found: dict[tuple[str, str], MemoryRecord] = {}
+        for user_id in {u for u, _ in wanted}:
+            ids = [x for u, x in wanted if u == user_id]
+            for chunk in _chunks(ids, 500):
+                query = select(t.records).where(
+                    t.records.c.user_id == user_id, t.records.c.external_id.in_(chunk)
+                )
+                for row in conn.execute(query):
+                    found[(user_id, row.external_id)] = _to_record(row)
+        return found
+
+    @staticmethod
+    def _event_row(ev: NewEvent) -> dict[str, Any]:
+        at = t.as_aware(ev.at)
+        return {
+            "id": new_id(),
+            "user_id": ev.user_id,
+            "kind": "event",
+            "content": ev.text,
+            "key": None,
+            "scope": f"dialogue:{ev.dialogue_id}",
+            "tags": [],
+            "confidence": 1.0,
+            "importance": 0.5,
+            "hit_count": 0,
+            "last_hit_at": None,
+            "status": "active",
+            "version": 1,
+            "created_at": at,
+            "updated_at": at,
+            "provenance": Provenance(dialogue_ids=(ev.dialogue_id,), source=ev.source).to_json(),
+            "data": {},
+            "dialogue_id": ev.dialogue_id,
+            "role": ev.role,
+            "speaker": ev.speaker,
+            "reply": ev.reply,
+            "at": at,
+            "external_id": ev.external_id,
+            "error": ev.error,
+        }
+
+    def _touch_dialogues(self, conn: Connection, events: Sequence[NewEvent]) -> None:
+        turns: dict[tuple[str, str], tuple[datetime, int]] = {}
+        for ev in events:
+            key = (ev.user_id, ev.dialogue_id)
+            first, n = turns.get(key, (t.as_aware(ev.at), 0))
+            turns[key] = (min(first, t.as_aware(ev.at)), n + (ev.role == "user"))
+        for (user_id, dialogue_id), (first, n) in turns.items():
+            found = conn.execute(select(t.dialogues.c.user_id).where(t.dialogues.c.id == dialogue_id)).first()
+            if found is None:
+                conn.execute(
+                    t.dialogues.insert().values(id=dialogue_id, user_id=user_id, started_at=first, turns=n)
+                )
+            elif found.user_id != user_id:
+                raise MemoryStoreError(f"dialogue {dialogue_id} belongs to another user")
+            else:
+                conn.execute(
+                    update(t.dialogues)
+                    .where(t.dialogues.c.id == dialogue_id)
+                    .values(turns=t.dialogues.c.turns + n)
+                )
+
+    def add_record(
+        self,
+        user_id: str,
+        kind: Kind,
+        content: str,
+        provenance: Provenance,
+        *,
+        at: datetime | None = None,
+        **fields: Any,
+    ) -> MemoryRecord:
+        """Store a new memory record (fact, preference, experience, strategy or signal).
+
+        Raises:
+            MemoryStoreError: the record has no provenance, or is an event.
+        """
+        if kind == "event":
+            raise MemoryStoreError("events are recorded with add_events")
+        if not (provenance.event_ids or provenance.reflection_ids or provenance.source):
+            raise MemoryStoreError("a record without provenance is a bug")
+        now = t.as_aware(at)
+        row: dict[str, Any] = {
+            "id": new_id(),
+            "user_id": user_id,
+            "kind": kind,
+            "content": content,
+            "key": None,
+            "scope": "global",
+            "tags": [],
+            "confidence": 0.5,
+            "importance": 0.5,
+            "hit_count": 0,
+            "last_hit_at": None,
+            "status": "active",
+            "version": 1,
+            "created_at": now,
+            "updated_at": now,
+            "provenance": provenance.to_json(),
+            "data": {},
+            "dialogue_id": None,
+            "role": None,
+            "speaker": None,
+            "reply": None,
+            "at": None,
+            "external_id": None,
+            "error": None,
+        }
+        unknown = set(fields) - set(row)
+        if unknown:
+            raise MemoryStoreError(f"unknown record fields: {sorted(unknown)}")
+        row.update(fields)
+        row["tags"] = list(row["tags"])
+        with map_sql_errors(), self.engine.begin() as conn:
+            conn.execute(t.records.insert().values(**row))
+        return _to_record(_Row(row))
+
+    def record_hits(self, record_ids: Sequence[str], at: datetime) -> None:
+        """Count one retrieval hit for each record."""
+        if not record_ids:
+            return
+        with map_sql_errors(), self.engine.begin() as conn:
+            conn.execute(
+                update(t.records)
+                .where(t.records.c.id.in_(list(record_ids)))
+                .values(hit_count=t.records.c.hit_count + 1, last_hit_at=t.as_aware(at))
+            )
+
+    def add_injections(self, event_id: str, user_id: str, rows: Iterable[dict[str, Any]]) -> None:
+        """Remember what a turn injected (``record_id, role, rank, score, explored``)."""
+        values = [{"event_id": event_id, "user_id": user_id, **r} for r in rows]
+        if values:
+            with map_sql_errors(), self.engine.begin() as conn:
+                conn.execute(t.injections.insert(), values)
+
+    def end_dialogue(self, dialogue_id: str, at: datetime) -> None:
+        """Mark a dialogue finished.
+
+        Raises:
+            RecordNotFoundError: no such dialogue.
+        """
+        with map_sql_errors(), self.engine.begin() as conn:
+            done = conn.execute(
+                update(t.dialogues).where(t.dialogues.c.id == dialogue_id).values(ended_at=at)
+            )
+            if done.rowcount == 0:
+                raise RecordNotFoundError(f"no dialogue {dialogue_id}")
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def get(self, record_id: str) -> MemoryRecord:
+        """One record by id.
+
+        Raises:
+            RecordNotFoundError: no such record.
+        """
+        with map_sql_errors(), self.engine.connect() as conn:
+            row = conn.execute(select(t.records).where(t.records.c.id == record_id)).first()
+        if row is None:
+            raise RecordNotFoundError(f"no record {record_id}")
+        return _to_record(row)
+
+    def get_many(self, user_id: str, record_ids: Sequence[str]) -> dict[str, MemoryRecord]:
+        """The user's records among ``record_ids`` (others' ids are silently skipped)."""
+        out: dict[str, MemoryRecord] = {}
+        with map_sql_errors(), self.engine.connect() as conn:
+            for chunk in _chunks(list(record_ids), 500):
+                query = select(t.records).where(t.records.c.user_id == user_id, t.records.c.id.in_(chunk))
+                out.update((row.id, _to_record(row)) for row in conn.execute(query))
+        return out
+
+    def list(
+        self,
+        user_id: str | None,
+        kind: Kind | Sequence[Kind] | None = None,
+        status: Status | None = None,
+        *,
+        limit: int | None = None,
+    ) -> list[MemoryRecord]:
+        """Records of a user (``None`` = every user), oldest first."""
+        query = select(t.records).order_by(t.records.c.created_at, t.records.c.id)
+        if user_id is not None:
+            query = query.where(t.records.c.user_id == user_id)
+        if isinstance(kind, str):
+            query = query.where(t.records.c.kind == kind)
+        elif kind is not None:
+            query = query.where(t.records.c.kind.in_(list(kind)))
+        if status is not None:
+            query = query.where(t.records.c.status == status)
+        if limit is not None:
+            query = query.limit(limit)
+        with map_sql_errors(), self.engine.connect() as conn:
+            return [_to_record(row) for row in conn.execute(query)]
+
+    def recent_user_events(
+        self, user_id: str, *, dialogue_id: str | None = None, limit: int = 20
+    ) -> list[MemoryRecord]:
+        """The user's latest messages (optionally of one dialogue), newest first."""
+        query = (
+            select(t.records)
+            .where(t.records.c.user_id == user_id, t.records.c.kind == "event")
+            .where(t.records.c.role == "user")
+            .order_by(t.records.c.at.desc(), t.records.c.created_at.desc())
+            .limit(limit)
+        )
+        if dialogue_id is not None:
+            query = query.where(t.records.c.dialogue_id == dialogue_id)
+        with map_sql_errors(), self.engine.connect() as conn:
+            return [_to_record(row) for row in conn.execute(query)]
+
+    def facts_with_keys(self, user_id: str) -> list[MemoryRecord]:
+        """Active structured facts (records with a key) of a user."""
+        query = select(t.records).where(
+            t.records.c.user_id == user_id,
+            t.records.c.status == "active",
+            t.records.c.key.is_not(None),
+        )
+        with map_sql_errors(), self.engine.connect() as conn:
+            return [_to_record(row) for row in conn.execute(query)]
+
+    def users(self) -> list[str]:
+        """Every user with at least one record."""
+        with map_sql_errors(), self.engine.connect() as conn:
+            return [r[0] for r in conn.execute(select(t.records.c.user_id).distinct())]
+
+    def count(self, user_id: str | None = None, *, status: Status | None = None) -> int:
+        """Records of a user (or of everyone), optionally of one status."""
+        query = select(func.count()).select_from(t.records)
+        if user_id is not None:
+            query = query.where(t.records.c.user_id == user_id)
+        if status is not None:
+            query = query.where(t.records.c.status == status)
+        with map_sql_errors(), self.engine.connect() as conn:
+            return int(conn.execute(query).scalar_one())
+
+    def injections_of(self, event_id: str) -> list[dict[str, Any]]:
+        """What one turn injected, in rank order."""
+        query = (
+            select(t.injections)
+            .where(t.injections.c.event_id == event_id)
+            .order_by(t.injections.c.role, t.injections.c.rank)
+        )
+        with map_sql_errors(), self.engine.connect() as conn:
+            return [t.row_dict(r) for r in conn.execute(query)]
+
+    # -- hard delete (the user's explicit "forget") -----------------------------------
+
+    def delete(self, user_id: str, record_ids: Sequence[str] | None = None) -> list[str]:
+        """Really delete records of a user (all of them when ``record_ids`` is None).
+
+        Returns the ids deleted. Versions, replace-log rows and injections go with them.
+        """
+        with map_sql_errors(), self.engine.begin() as conn:
+            query = select(t.records.c.id).where(t.records.c.user_id == user_id)
+            if record_ids is not None:
+                query = query.where(t.records.c.id.in_(list(record_ids)))
+            ids = [r[0] for r in conn.execute(query)]
+            for chunk in _chunks(ids, 500):
+                conn.execute(delete(t.record_versions).where(t.record_versions.c.record_id.in_(chunk)))
+                conn.execute(delete(t.injections).where(t.injections.c.record_id.in_(chunk)))
+                conn.execute(delete(t.injections).where(t.injections.c.event_id.in_(chunk)))
+                conn.execute(delete(t.replace_log).where(t.replace_log.c.old_id.in_(chunk)))
+                conn.execute(delete(t.replace_log).where(t.replace_log.c.new_id.in_(chunk)))
+                conn.execute(delete(t.records).where(t.records.c.id.in_(chunk)))
+            if record_ids is None:
+                for table in (t.record_versions, t.injections, t.replace_log, t.dialogues):
+                    conn.execute(delete(table).where(table.c.user_id == user_id))
+        return ids
+
+
+class _Row:
+    """Adapts an insert dict to the ``_mapping`` interface of a result row."""
+
+    def __init__(self, mapping: dict[str, Any]) -> None:
+        self._mapping = mapping
+
+
+def _chunks(items: Sequence[str], size: int) -> Iterator[list[str]]:
+    for start in range(0, len(items), size):
+        yield list(items[start : start + size])
+
+
+def dialogue_ids(store: SqlMemoryStore, user_id: str) -> list[str]:
+    """Every dialogue of a user, oldest first."""
+    query = (
+        select(t.dialogues.c.id).where(t.dialogues.c.user_id == user_id).order_by(t.dialogues.c.started_at)
+    )
+    with map_sql_errors(), store.engine.connect() as conn:
+        return [r[0] for r in conn.execute(query)]

@@ -1,0 +1,25 @@
+"""rerank: relevance × recency × confidence × importance × hits; at most 5 go forward."""
+
+from __future__ import annotations
+
+from langgraph.runtime import Runtime
+
+from tianma.graph.deps import Deps
+from tianma.graph.state import TurnState, TurnUpdate
+from tianma.memory.records import candidate_from_dict, scored_to_dict
+from tianma.policies.scoring import rerank as rank_candidates
+from tianma.telemetry import semconv as sc
+from tianma.telemetry.spans import current_span
+
+
+def rerank(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
+    """Keep the best memories and count a hit for each."""
+    deps = runtime.context
+    candidates = [candidate_from_dict(c) for c in state.get("candidates", [])]
+    kept = rank_candidates(candidates, state["at"], deps.rerank_policy)
+    deps.memory.store.record_hits([m.id for m in kept], state["at"])
+    span = current_span()
+    span.set_attribute(sc.TIANMA_KEPT_IDS, [m.id for m in kept])
+    span.set_attribute(sc.TIANMA_KEPT_SCORES, [m.score for m in kept])
+    span.set_attribute(sc.TIANMA_DROPPED_COUNT, len(candidates) - len(kept))
+    return {"memories": [scored_to_dict(m) for m in kept]}

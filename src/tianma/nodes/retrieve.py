@@ -1,0 +1,54 @@
+"""retrieve: embed the message (with recent context when it is short) and run hybrid search."""
+
+from __future__ import annotations
+
+import numpy as np
+from langchain_core.messages import HumanMessage
+from langgraph.runtime import Runtime
+
+from tianma.graph.deps import Deps
+from tianma.graph.state import TurnState, TurnUpdate
+from tianma.memory.records import candidate_to_dict
+from tianma.memory.search import hybrid_search
+from tianma.memory.tokenize import tokenize
+from tianma.telemetry import semconv as sc
+from tianma.telemetry.spans import current_span
+
+SHORT_MESSAGE_TOKENS = 3
+"""A message with fewer tokens than this (\"那周日呢？\") is searched with the previous one."""
+CONTEXT_WEIGHT = 0.5
+
+
+def previous_user_text(state: TurnState) -> str | None:
+    """The user's previous message in this dialogue's window, if any."""
+    humans = [m for m in state.get("messages", []) if isinstance(m, HumanMessage)]
+    return str(humans[-2].content) if len(humans) >= 2 else None
+
+
+def retrieve(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
+    """Find candidate memories for this turn (filter by user and status, then hybrid search)."""
+    deps = runtime.context
+    message = state["message"]
+    vector = deps.memory.embedder.embed_query(message)
+    query_text, query_vector = message, vector
+    previous, prev_vector = previous_user_text(state), state.get("message_vector")
+    if previous and prev_vector and len(tokenize(message)) < SHORT_MESSAGE_TOKENS:
+        blended = vector + CONTEXT_WEIGHT * np.asarray(prev_vector, dtype=np.float32)
+        query_vector = (blended / np.linalg.norm(blended)).astype(np.float32)
+        query_text = f"{previous} {message}"
+    found = hybrid_search(
+        deps.memory,
+        deps.anchors,
+        state["user_id"],
+        query_text,
+        query_vector,
+        deps.settings.retrieval.candidates,
+    )
+    if not state.get("summary"):  # the whole dialogue is still in the window, verbatim
+        found = [c for c in found if c.record.dialogue_id != state["dialogue_id"]]
+    span = current_span()
+    span.set_attribute(sc.TIANMA_RETRIEVED_IDS, [c.record.id for c in found])
+    span.set_attribute(sc.TIANMA_RETRIEVED_SCORES, [round(c.relevance, 4) for c in found])
+    if deps.settings.telemetry.capture_content:
+        span.set_attribute(sc.GEN_AI_MEMORY_QUERY_TEXT, query_text)
+    return {"message_vector": vector.tolist(), "candidates": [candidate_to_dict(c) for c in found]}

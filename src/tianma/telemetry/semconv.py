@@ -1,0 +1,53 @@
+"""Span and attribute names, in one place: the GenAI conventions are still being renamed."""
+
+from __future__ import annotations
+
+TRACER_NAME = "tianma"
+
+# OpenTelemetry GenAI semantic conventions (Development status).
+GEN_AI_OPERATION_NAME = "gen_ai.operation.name"
+GEN_AI_PROVIDER_NAME = "gen_ai.provider.name"
+GEN_AI_AGENT_NAME = "gen_ai.agent.name"
+GEN_AI_CONVERSATION_ID = "gen_ai.conversation.id"
+GEN_AI_REQUEST_MODEL = "gen_ai.request.model"
+GEN_AI_REQUEST_TEMPERATURE = "gen_ai.request.temperature"
+GEN_AI_RESPONSE_MODEL = "gen_ai.response.model"
+GEN_AI_RESPONSE_FINISH_REASONS = "gen_ai.response.finish_reasons"
+GEN_AI_USAGE_INPUT_TOKENS = "gen_ai.usage.input_tokens"
+GEN_AI_USAGE_OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
+GEN_AI_INPUT_MESSAGES = "gen_ai.input.messages"
+GEN_AI_OUTPUT_MESSAGES = "gen_ai.output.messages"
+GEN_AI_MEMORY_QUERY_TEXT = "gen_ai.memory.query.text"
+GEN_AI_MEMORY_STORE_ID = "gen_ai.memory.store.id"
+GEN_AI_MEMORY_RECORD_COUNT = "gen_ai.memory.record.count"
+GEN_AI_GUARDRAIL_EVENT = "gen_ai.guardrail.result"
+GEN_AI_GUARDRAIL_POLICY_ID = "gen_ai.guardrail.policy.id"
+GEN_AI_GUARDRAIL_RESULT_TYPE = "gen_ai.guardrail.result.type"
+GEN_AI_GUARDRAIL_RESULT_VALUE = "gen_ai.guardrail.result.value"
+ERROR_TYPE = "error.type"
+
+AGENT_NAME = "tianma"
+PROVIDER_OLLAMA = "ollama"
+
+# tianma's own decision attributes.
+TIANMA_NODE_NAME = "tianma.node.name"
+TIANMA_USER_ID = "tianma.user.id"
+TIANMA_EVENT_ID = "tianma.event.id"
+TIANMA_DOMAIN = "tianma.domain"
+TIANMA_STRATEGIES_LOADED = "tianma.strategies.loaded"
+TIANMA_STRATEGIES_APPLIED = "tianma.strategies.applied"
+TIANMA_PREFERENCES_LOADED = "tianma.preferences.loaded"
+TIANMA_RETRIEVED_IDS = "tianma.memory.retrieved.ids"
+TIANMA_RETRIEVED_SCORES = "tianma.memory.retrieved.scores"
+TIANMA_KEPT_IDS = "tianma.memory.kept.ids"
+TIANMA_KEPT_SCORES = "tianma.memory.kept.scores"
+TIANMA_DROPPED_COUNT = "tianma.memory.dropped.count"
+TIANMA_PROMPT_ITEMS = "tianma.prompt.memory_items"
+TIANMA_REDLINE_VERDICT = "tianma.redline.verdict"
+TIANMA_REDLINE_RULES = "tianma.redline.rules"
+TIANMA_SIGNALS = "tianma.signals"
+TIANMA_EMBED_COUNT = "tianma.embedding.count"
+TIANMA_WINDOW_FOLDED = "tianma.window.folded_turns"
+
+NODE_SPAN_PREFIX = "tianma.node "
+"""Node spans are named ``tianma.node <name>``."""

@@ -1,0 +1,39 @@
+"""Span helpers used by library code (OTel API only; exporters are set up at the edges)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from opentelemetry import trace
+from opentelemetry.trace import Span, SpanKind
+
+from tianma.telemetry import semconv as sc
+
+tracer = trace.get_tracer(sc.TRACER_NAME)
+
+
+@contextmanager
+def embedding_span(model: str, count: int) -> Iterator[Span]:
+    """An ``embeddings {model}`` client span."""
+    with tracer.start_as_current_span(f"embeddings {model}", kind=SpanKind.CLIENT) as span:
+        span.set_attribute(sc.GEN_AI_OPERATION_NAME, "embeddings")
+        span.set_attribute(sc.GEN_AI_REQUEST_MODEL, model)
+        span.set_attribute(sc.TIANMA_EMBED_COUNT, count)
+        yield span
+
+
+@contextmanager
+def memory_span(operation: str, store_id: str, count: int | None = None) -> Iterator[Span]:
+    """An in-process memory operation span (``search_memory``, ``delete_memory`` …)."""
+    with tracer.start_as_current_span(operation) as span:
+        span.set_attribute(sc.GEN_AI_OPERATION_NAME, operation)
+        span.set_attribute(sc.GEN_AI_MEMORY_STORE_ID, store_id)
+        if count is not None:
+            span.set_attribute(sc.GEN_AI_MEMORY_RECORD_COUNT, count)
+        yield span
+
+
+def current_span() -> Span:
+    """The span of the running node (a no-op span when tracing is off)."""
+    return trace.get_current_span()

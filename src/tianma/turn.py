@@ -1,0 +1,86 @@
+"""What the public API returns: turns, injected memories, applied strategies, ingest input."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tianma.errors import InvalidInputError
+
+
+@dataclass(frozen=True, slots=True)
+class InjectedMemory:
+    """A memory placed in the prompt of a turn."""
+
+    id: str
+    kind: str
+    content: str
+    score: float
+    source_event_ids: tuple[str, ...]
+    """Where it came from; an event hit points at itself."""
+
+
+@dataclass(frozen=True, slots=True)
+class AppliedStrategy:
+    """A strategy placed in the prompt of a turn."""
+
+    id: str
+    content: str
+    explored: bool
+    """True when exploration chose it over the top strategy."""
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """The outcome of :meth:`tianma.Runtime.chat`."""
+
+    reply: str
+    event_id: str
+    dialogue_id: str
+    trace_id: str
+    memories: tuple[InjectedMemory, ...] = ()
+    strategies: tuple[AppliedStrategy, ...] = ()
+    preferences: tuple[str, ...] = ()
+    """Contents of the resident preferences in the prompt."""
+    redline: dict[str, Any] = field(default_factory=dict)
+    """Verdict of the redline check."""
+    signals: tuple[dict[str, Any], ...] = ()
+    """Implicit signals this turn revealed about earlier ones."""
+
+
+class IngestEvent(BaseModel):
+    """One past message for :meth:`tianma.Runtime.ingest`."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    role: Literal["user", "assistant"]
+    text: str = Field(min_length=1)
+    at: datetime
+    dialogue_id: str = Field(min_length=1)
+    speaker: str | None = None
+    external_id: str | None = None
+
+
+def parse_ingest_events(events: list[dict[str, Any]] | Any) -> list[IngestEvent]:
+    """Validate events for ingest; one error names every bad event and field.
+
+    Raises:
+        InvalidInputError: an event is malformed.
+    """
+    if not isinstance(events, list | tuple):
+        raise InvalidInputError("ingest expects a list of event dicts")
+    parsed, problems = [], []
+    for i, raw in enumerate(events):
+        try:
+            parsed.append(IngestEvent.model_validate(raw))
+        except ValidationError as exc:
+            for err in exc.errors():
+                where = ".".join(str(p) for p in err["loc"]) or "event"
+                problems.append(f"event {i}: {where}: {err['msg']}")
+    if problems:
+        shown = "; ".join(problems[:5]) + (f" (+{len(problems) - 5} more)" if len(problems) > 5 else "")
+        raise InvalidInputError(f"invalid events: {shown}")
+    return parsed
