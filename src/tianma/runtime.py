@@ -91,6 +91,7 @@ class Runtime:
             self.memory, self._anchors, chat_model, self.settings, self._policy, model_name_of(chat_model)
         )
         self._lock = threading.RLock()
+        self._closed = False
 
     # -- turns ----------------------------------------------------------------------------
 
@@ -265,8 +266,11 @@ class Runtime:
     # -- lifecycle ------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Release the store, the index and the checkpointer."""
+        """Release the store, the index and the checkpointer (a second call does nothing)."""
         with self._lock:
+            if self._closed:
+                return
+            self._closed = True
             self.memory.vectors.close()  # type: ignore[attr-defined]
             self.memory.store.close()
             self._checkpoints.close()

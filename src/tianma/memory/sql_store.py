@@ -259,7 +259,7 @@ class SqlMemoryStore:
 
     def add_injections(self, event_id: str, user_id: str, rows: Iterable[dict[str, Any]]) -> None:
         """Remember what a turn injected (``record_id, role, rank, score, explored``)."""
-        values = [{"event_id": event_id, "user_id": user_id, **r} for r in rows]
+        values = [{"event_id": event_id, "user_id": user_id, "explored": 0, **r} for r in rows]
         if values:
             with map_sql_errors(), self.engine.begin() as conn:
                 conn.execute(t.injections.insert(), values)

@@ -96,6 +96,7 @@ DOMAIN_WORDS: dict[str, frozenset[str]] = {
     "food": frozenset(
         [
             "吃",
+            "喝",
             "饮料",
             "奶茶",
             "餐厅",

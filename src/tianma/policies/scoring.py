@@ -20,8 +20,10 @@ class RerankPolicy:
     """At most this many memories go forward; never more than 5."""
     min_relevance: float = 0.15
     """Candidates less relevant than this are dropped whatever their other merits."""
-    recency_floor: float = 0.5
-    """Share of the score that does not decay, so an old but exact memory still wins."""
+    recency_floor: float = 0.8
+    """Share of the score that does not decay, so an old but exact memory still wins.
+
+    Tuned on LoCoMo conv-26 (dev set): 0.5 dropped evidence R@5 from 54.8 to 27.0."""
     max_hit_bonus: int = 10
     """Hits beyond this add nothing (seed: ``confidence * (1 + 0.1 * hit_count)``)."""
 

@@ -1,0 +1,44 @@
+"""Deterministic stand-ins for the parts that cannot be real in tests."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import numpy as np
+
+from tianma.llm.scripted import ScriptedChatModel
+from tianma.memory.protocols import Matrix, Vector
+
+__all__ = ["CharacterEmbedder", "ScriptedChatModel"]
+
+
+class CharacterEmbedder:
+    """Hashed character uni/bi-gram counts, L2-normalised: real vector search, repeatable, fast."""
+
+    name = "character-ngrams"
+
+    def __init__(self, dim: int = 256) -> None:
+        self.dim = dim
+        self.calls = 0
+
+    def _one(self, text: str) -> Vector:
+        vec = np.zeros(self.dim, dtype=np.float32)
+        lowered = text.lower()
+        grams = list(lowered) + [lowered[i : i + 2] for i in range(len(lowered) - 1)]
+        for gram in grams:
+            if gram.strip():
+                digest = hashlib.blake2b(gram.encode("utf-8"), digest_size=4).digest()
+                vec[int.from_bytes(digest, "little") % self.dim] += 1.0
+        norm = float(np.linalg.norm(vec))
+        return vec / norm if norm else vec
+
+    def embed_query(self, text: str) -> Vector:
+        self.calls += 1
+        return self._one(text)
+
+    def embed_passages(self, texts: Sequence[str]) -> Matrix:
+        self.calls += 1
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.vstack([self._one(t) for t in texts])

@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from tianma.guardrails.constitution import IDENTITY
+from tianma.prompting import build_messages, memory_block
+
+
+def mem(i: int) -> dict:
+    return {"id": f"m{i}", "kind": "event", "content": f"记忆{i}", "at": datetime(2026, 1, 2, tzinfo=UTC)}
+
+
+def test_identity_first_memory_block_last_then_summary_and_window() -> None:
+    messages, items = build_messages(
+        [HumanMessage("周六呢？")],
+        [mem(1)],
+        [{"id": "p", "content": "回答控制在150字以内"}],
+        [{"id": "s", "content": "当用户问价格时，应该先给区间"}],
+        {"topic": "日程", "user_view": "", "decision": "", "open_items": "", "emotion": "neutral"},
+        max_items=15,
+    )
+    system = str(messages[0].content)
+    assert isinstance(messages[0], SystemMessage) and system.startswith(IDENTITY)
+    assert system.index("【已知用户信息】") < system.index("【用户偏好】") < system.index("【历史有效策略】")
+    assert system.rstrip().endswith("当用户问价格时，应该先给区间")
+    assert "务必遵守" in system and "2026-01-02" in system
+    assert "日程" in str(messages[1].content)
+    assert messages[-1].content == "周六呢？"
+    assert items == 3
+
+
+def test_no_more_than_fifteen_items() -> None:
+    block, items = memory_block(
+        [mem(i) for i in range(5)],
+        [{"content": f"p{i}"} for i in range(8)],
+        [{"content": f"s{i}"} for i in range(5)],
+        max_items=15,
+    )
+    assert items == 15
+    assert block.count("\n1. ") == 3
+
+
+def test_empty_memory_adds_no_block() -> None:
+    messages, items = build_messages([HumanMessage("hi")], [], [], [], None, 15)
+    assert items == 0 and str(messages[0].content) == IDENTITY and len(messages) == 2
