@@ -28,12 +28,19 @@ def build_exporter(settings: TelemetrySettings) -> SpanExporter | None:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
         except ImportError as exc:
             raise ConfigError("telemetry.exporter=otlp needs `pip install 'tianma[otlp]'`") from exc
-        return OTLPSpanExporter(endpoint=settings.otlp_endpoint)
+        exporter: SpanExporter = OTLPSpanExporter(endpoint=settings.otlp_endpoint)
+        return exporter
     return None
 
 
-def configure_tracing(settings: TelemetrySettings) -> TracerProvider:
-    """Install a global tracer provider (real trace ids; exporter only when configured)."""
+def configure_tracing(settings: TelemetrySettings) -> trace.TracerProvider:
+    """Install a global tracer provider (real trace ids; exporter only when configured).
+
+    An application that already installed its own provider keeps it.
+    """
+    current = trace.get_tracer_provider()
+    if not isinstance(current, trace.ProxyTracerProvider):
+        return current
     provider = TracerProvider(resource=Resource.create({"service.name": "tianma"}))
     exporter = build_exporter(settings)
     if exporter is not None:

@@ -1,0 +1,84 @@
+"""The CLI end to end: the installed entry point, memory commands, doctor, index rebuild."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.fakes import ScriptedChatModel
+from tianma import Runtime, Settings
+from tianma.cli.app import app
+
+T0 = datetime(2026, 2, 1, tzinfo=UTC)
+runner = CliRunner(env={"COLUMNS": "200"})
+
+
+def tianma(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    exe = shutil.which("tianma", path=str(Path(sys.executable).parent))
+    assert exe is not None, "the tianma entry point is not installed"
+    full_env = {**os.environ, "OMP_NUM_THREADS": "1", **(env or {})}
+    return subprocess.run([exe, *args], capture_output=True, text=True, env=full_env, timeout=300, check=False)
+
+
+def test_demo_shows_memory_across_dialogues(tmp_path: Path) -> None:
+    done = tianma("demo", "--home", str(tmp_path / "demo"))
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "DEMO" in out and "not an LLM" in out
+    assert "你说过周末不要安排提醒" in out
+    assert "你叫李明" in out
+    assert "以后周末别给我安排提醒" in out  # shown as the injected memory behind the reply
+
+
+def test_a_bad_setting_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    done = tianma("memory", "list", env={"TIANMA_HOME": str(tmp_path), "TIANMA_OLLAMA__TIMEOUT_S": "soon"})
+    assert done.returncode == 1
+    output = (done.stdout + done.stderr).strip()
+    assert "Traceback" not in output
+    assert "TIANMA_OLLAMA__TIMEOUT_S" in output and len(output.splitlines()) <= 2
+
+
+@pytest.fixture
+def home(tmp_path: Path, e5: object) -> Path:
+    path = tmp_path / "cli-home"
+    with Runtime(Settings(home=path), chat_model=ScriptedChatModel(replies=["好"]), embedder=e5) as rt:  # type: ignore[arg-type]
+        rt.chat("me", "我的生日是五月三日。", dialogue_id="d1", at=T0)
+        rt.chat("me", "我喜欢爵士乐。", dialogue_id="d1", at=T0 + timedelta(minutes=1))
+    return path
+
+
+def test_memory_list_show_forget(home: Path) -> None:
+    listed = runner.invoke(app, ["memory", "list", "--home", str(home)])
+    assert listed.exit_code == 0, listed.output
+    assert "我的生日是五月三日" in listed.output and "2 records" in listed.output
+    with Runtime(Settings(home=home), chat_model=ScriptedChatModel()) as rt:
+        birthday = next(r for r in rt.memories("me") if "生日" in r.content)
+    shown = runner.invoke(app, ["memory", "show", birthday.id[:8], "--home", str(home)])
+    assert shown.exit_code == 0 and birthday.id in shown.output and "source events" in shown.output
+    refused = runner.invoke(app, ["memory", "forget", birthday.id[:8], "--home", str(home)], input="n\n")
+    assert refused.exit_code != 0
+    forgot = runner.invoke(app, ["memory", "forget", birthday.id[:8], "--yes", "--home", str(home)])
+    assert forgot.exit_code == 0 and "deleted 1" in forgot.output
+    after = runner.invoke(app, ["memory", "list", "--home", str(home)])
+    assert "生日" not in after.output and "爵士乐" in after.output
+
+
+def test_doctor_warns_about_ollama_and_catches_a_stale_index(home: Path, tmp_path: Path) -> None:
+    env = {"TIANMA_OLLAMA__BASE_URL": "http://127.0.0.1:9"}  # nothing listens on the discard port
+    healthy = runner.invoke(app, ["doctor", "--home", str(home)], env=env)
+    assert healthy.exit_code == 0, healthy.output
+    assert "not reachable" in healthy.output and "2 records, 2 vectors, 2 keyword" in healthy.output
+    with Runtime(Settings(home=home), chat_model=ScriptedChatModel()) as rt:
+        rt.memory.vectors.drop_user("me")
+    stale = runner.invoke(app, ["doctor", "--home", str(home)], env=env)
+    assert stale.exit_code == 1 and "index rebuild" in stale.output
+    rebuilt = runner.invoke(app, ["index", "rebuild", "--home", str(home)])
+    assert rebuilt.exit_code == 0 and "indexed 2" in rebuilt.output
+    assert runner.invoke(app, ["doctor", "--home", str(home)], env=env).exit_code == 0
