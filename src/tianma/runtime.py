@@ -12,6 +12,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite import SqliteSaver
 from opentelemetry.trace import format_trace_id
 
@@ -109,7 +110,7 @@ class Runtime:
         _require(text, "text")
         dialogue_id = dialogue_id or uuid.uuid4().hex
         when = as_aware(at)
-        config = {"configurable": {"thread_id": _thread_id(user_id, dialogue_id)}}
+        config: RunnableConfig = {"configurable": {"thread_id": _thread_id(user_id, dialogue_id)}}
         with self._lock, tracer.start_as_current_span(f"invoke_agent {sc.AGENT_NAME}") as span:
             span.set_attribute(sc.GEN_AI_OPERATION_NAME, "invoke_agent")
             span.set_attribute(sc.GEN_AI_AGENT_NAME, sc.AGENT_NAME)
@@ -166,7 +167,7 @@ class Runtime:
                 kind,
                 CONFIDENCE[kind],
                 target_event_id=event_id,
-                source_event_id=None,  # type: ignore[index]
+                source_event_id=None,
                 dialogue_id=event.dialogue_id,
                 at=as_aware(at),
                 detail=f"explicit {kind}",
@@ -271,7 +272,7 @@ class Runtime:
             if self._closed:
                 return
             self._closed = True
-            self.memory.vectors.close()  # type: ignore[attr-defined]
+            self.memory.vectors.close()
             self.memory.store.close()
             self._checkpoints.close()
 

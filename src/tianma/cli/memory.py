@@ -57,7 +57,7 @@ def list_memories(
     settings = settings_from(home)
     uid = user or settings.user
     with open_runtime(settings) as rt:
-        records = rt.memories(uid, kind, status)  # type: ignore[arg-type]
+        records = rt.memories(uid, kind, status)
     console.print(records_table(records, f"{uid}: {len(records)} records / 条记录"))
 
 

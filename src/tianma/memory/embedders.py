@@ -65,13 +65,13 @@ class OllamaEmbedder:
         self._dim: int | None = None
 
     @property
-    def dim(self) -> int:  # type: ignore[override]
+    def dim(self) -> int:
         if self._dim is None:
             self._dim = int(self.embed_passages(["dim"]).shape[1])
         return self._dim
 
     def embed_query(self, text: str) -> Vector:
-        return self.embed_passages([text])[0]
+        return np.asarray(self.embed_passages([text])[0], dtype=np.float32)
 
     def embed_passages(self, texts: Sequence[str]) -> Matrix:
         if not texts:

@@ -18,8 +18,15 @@ Matrix = npt.NDArray[np.float32]
 class Embedder(Protocol):
     """Turns text into normalised vectors; queries and passages may be encoded differently."""
 
-    name: str
-    dim: int
+    @property
+    def name(self) -> str:
+        """The model's name (for spans)."""
+        ...
+
+    @property
+    def dim(self) -> int:
+        """Vector length."""
+        ...
 
     def embed_query(self, text: str) -> Vector:
         """The vector of a search query."""
@@ -56,4 +63,8 @@ class VectorIndex(Protocol):
 
     def count(self, user_id: str) -> int:
         """Vectors stored for a user."""
+        ...
+
+    def close(self) -> None:
+        """Release the client."""
         ...
