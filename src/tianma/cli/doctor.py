@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from tianma.cli.app import HomeOption, app, console, open_runtime, settings_from
+from tianma.llm.ollama import http_options
 from tianma.memory.service import INDEXED_KINDS, is_indexed
 from tianma.runtime import Runtime
 from tianma.settings import Settings
@@ -55,7 +56,7 @@ def check_ollama(settings: Settings, transport: httpx.BaseTransport | None = Non
     base = settings.ollama.base_url
     model = settings.ollama.model
     try:
-        with httpx.Client(base_url=base, timeout=5.0, transport=transport) as client:
+        with httpx.Client(base_url=base, transport=transport, **http_options(base, 5.0)) as client:
             version = client.get("/api/version").json().get("version", "?")
             tags = client.get("/api/tags").json().get("models", [])
     except (httpx.HTTPError, ValueError) as exc:
@@ -63,8 +64,8 @@ def check_ollama(settings: Settings, transport: httpx.BaseTransport | None = Non
         return [
             Check("ollama", False, f"not reachable at {base} ({exc.__class__.__name__}); {hint}", fatal=False)
         ]
-    names = {m.get("name", "") for m in tags} | {m.get("model", "") for m in tags}
-    present = model in names or f"{model}:latest" in names
+    names = {str(m.get(key, "")).lower() for m in tags for key in ("name", "model")}
+    present = model.lower() in names or f"{model.lower()}:latest" in names
     found = Check("ollama", True, f"{base}, version {version}", fatal=False)
     detail = f"{model} is installed" if present else f"{model} is missing: run `ollama pull {model}`"
     return [found, Check("chat model", present, detail, fatal=False)]

@@ -37,15 +37,15 @@ def map_chat_errors(model: str, base_url: str | None, timeout_s: float | None) -
         yield
     except ChatModelUnavailableError:
         raise
+    except httpx.ConnectTimeout as exc:  # nothing answered the TCP handshake: not a slow model
+        raise ChatModelUnavailableError(_unreachable(base_url)) from exc
     except httpx.TimeoutException as exc:
         raise ChatModelUnavailableError(
             f"the chat model {model} did not answer within {timeout_s:g} s; "
             "try a smaller model or raise TIANMA_OLLAMA__TIMEOUT_S"
         ) from exc
     except (ConnectionError, httpx.TransportError) as exc:
-        raise ChatModelUnavailableError(
-            f"Ollama is not reachable at {base_url}; start it (`ollama serve`) or set TIANMA_OLLAMA__BASE_URL"
-        ) from exc
+        raise ChatModelUnavailableError(_unreachable(base_url)) from exc
     except Exception as exc:  # provider-specific errors (ollama.ResponseError, …)
         status = getattr(exc, "status_code", None)
         detail = str(getattr(exc, "error", None) or exc)
@@ -100,6 +100,10 @@ def call_chat(
         if capture_content:
             span.set_attribute(sc.GEN_AI_OUTPUT_MESSAGES, [result.text])
         return result
+
+
+def _unreachable(base_url: str | None) -> str:
+    return f"Ollama is not reachable at {base_url}; start it (`ollama serve`) or set TIANMA_OLLAMA__BASE_URL"
 
 
 def _provider(model: BaseChatModel) -> str:

@@ -61,7 +61,10 @@ class OllamaEmbedder:
         self, base_url: str, model: str, timeout_s: float = 60.0, transport: httpx.BaseTransport | None = None
     ) -> None:
         self.name = model
-        self._client = httpx.Client(base_url=base_url, timeout=timeout_s, transport=transport)
+        from tianma.llm.ollama import http_options
+
+        options = http_options(base_url, timeout_s)
+        self._client = httpx.Client(base_url=base_url, transport=transport, **options)
         self._dim: int | None = None
 
     @property

@@ -24,7 +24,9 @@ def tianma(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     exe = shutil.which("tianma", path=str(Path(sys.executable).parent))
     assert exe is not None, "the tianma entry point is not installed"
     full_env = {**os.environ, "OMP_NUM_THREADS": "1", **(env or {})}
-    return subprocess.run([exe, *args], capture_output=True, text=True, env=full_env, timeout=300, check=False)
+    return subprocess.run(
+        [exe, *args], capture_output=True, text=True, env=full_env, timeout=300, check=False
+    )
 
 
 def test_demo_shows_memory_across_dialogues(tmp_path: Path) -> None:
