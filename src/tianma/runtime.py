@@ -239,7 +239,7 @@ class Runtime:
         self, user_id: str, kind: Kind | None = None, status: Status | None = None
     ) -> list[MemoryRecord]:
         """Everything remembered about a user, optionally of one kind and status."""
-        return self.memory.store.list(user_id, kind, status)
+        return self.memory.store.list_records(user_id, kind, status)
 
     def forget(self, user_id: str, memory_id: str | None = None) -> int:
         """Really delete one record, or everything of a user (SQL rows, vectors, windows).

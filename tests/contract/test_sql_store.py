@@ -74,9 +74,9 @@ def test_hits_and_listing(store: SqlMemoryStore) -> None:
     store.record_hits([fact.id], T0 + timedelta(days=2))
     got = store.get(fact.id)
     assert got.hit_count == 2 and got.last_hit_at == T0 + timedelta(days=2)
-    assert [r.id for r in store.list("u", "fact")] == [fact.id]
+    assert [r.id for r in store.list_records("u", "fact")] == [fact.id]
     assert [r.id for r in store.facts_with_keys("u")] == [fact.id]
-    assert store.list("other") == []
+    assert store.list_records("other") == []
     assert store.get_many("other", [fact.id]) == {}
 
 

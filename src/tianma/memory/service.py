@@ -75,7 +75,7 @@ class Memory:
             for user_id in self.store.users():
                 self.vectors.drop_user(user_id)
         self.keywords.clear()
-        todo = [r for r in self.store.list(None, kind=sorted(INDEXED_KINDS), status="active")]
+        todo = [r for r in self.store.list_records(None, kind=sorted(INDEXED_KINDS), status="active")]
         todo = [r for r in todo if is_indexed(r)]
         for start in range(0, len(todo), batch):
             self.index(todo[start : start + batch])

@@ -300,7 +300,7 @@ class SqlMemoryStore:
                 out.update((row.id, _to_record(row)) for row in conn.execute(query))
         return out
 
-    def list(
+    def list_records(
         self,
         user_id: str | None,
         kind: Kind | Sequence[Kind] | None = None,

@@ -18,9 +18,9 @@ def load_strategies(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     user_id = state["user_id"]
     domain = infer_domain(state["message"])
     chosen = select_strategies(
-        store.list(user_id, "strategy", "active"), domain, state["message"], state["at"]
+        store.list_records(user_id, "strategy", "active"), domain, state["message"], state["at"]
     )
-    prefs = resident_preferences(store.list(user_id, "preference", "active"))
+    prefs = resident_preferences(store.list_records(user_id, "preference", "active"))
     span = current_span()
     span.set_attribute(sc.TIANMA_DOMAIN, domain)
     span.set_attribute(sc.TIANMA_STRATEGIES_LOADED, [s.id for s in chosen])

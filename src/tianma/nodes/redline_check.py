@@ -15,7 +15,7 @@ from tianma.telemetry.spans import current_span
 
 def redline_check(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     """Amend or replace the reply when a redline matches; pass it through otherwise."""
-    rules = redline_rules(runtime.context.memory.store.list(state["user_id"], "strategy", "active"))
+    rules = redline_rules(runtime.context.memory.store.list_records(state["user_id"], "strategy", "active"))
     verdict = check_reply(state.get("reply"), state["message"], state.get("domain", "general"), rules)
     span = current_span()
     span.set_attribute(sc.TIANMA_REDLINE_VERDICT, verdict.verdict)
