@@ -75,7 +75,7 @@ class RetrievalSettings(_Section):
     """Candidates each channel (dense, keyword) passes to the reranker."""
     half_life_days: float = Field(default=30.0, gt=0)
     """Recency half-life of the rerank score."""
-    min_relevance: float = Field(default=0.35, ge=0, le=1)
+    min_relevance: float = Field(default=0.15, ge=0, le=1)
     """Candidates below this fused relevance are never injected."""
     max_prompt_items: int = Field(default=15, ge=1, le=15)
     """Items in the memory block of the system prompt (memories + preferences + strategies)."""
