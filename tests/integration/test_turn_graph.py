@@ -161,3 +161,17 @@ def test_redline_amends_a_finance_reply_and_passes_others(make_runtime: RuntimeF
     assert rule not in {s.id for s in turn.strategies}
     calm = rt.chat("u", "今天晚饭吃什么", dialogue_id="d", at=T0)
     assert calm.redline["verdict"] == "pass" and calm.reply == "这只基金明年收益一定有20%。"
+
+
+def test_a_resident_preference_is_not_injected_twice(make_runtime: RuntimeFactory) -> None:
+    model = ScriptedChatModel(replies=["好的"])
+    rt = make_runtime(chat_model=model, embedder=CharacterEmbedder())
+    pref = rt.memory.store.add_record(
+        "u", "preference", "回答控制在150字以内", Provenance(source="test"), confidence=0.9, at=T0
+    )
+    rt.memory.index([pref])
+    assert [h.id for h in rt.search("u", "回答控制在150字以内吗", k=1)] == [pref.id]
+    turn = rt.chat("u", "回答控制在150字以内吗", dialogue_id="d", at=T0)
+    assert turn.preferences == ("回答控制在150字以内",)
+    assert pref.id not in {m.id for m in turn.memories}
+    assert str(model.prompts[-1][0].content).count("回答控制在150字以内") == 1

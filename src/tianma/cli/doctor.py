@@ -42,7 +42,9 @@ def check_index(rt: Runtime) -> list[Check]:
     checks = []
     store = rt.memory.store
     for user_id in store.users():
-        expected = sum(1 for r in store.list_records(user_id, sorted(INDEXED_KINDS), "active") if is_indexed(r))
+        expected = sum(
+            1 for r in store.list_records(user_id, sorted(INDEXED_KINDS), "active") if is_indexed(r)
+        )
         dense, words = rt.memory.vectors.count(user_id), rt.memory.keywords.count(user_id)
         ok = expected == dense == words
         detail = f"{expected} records, {dense} vectors, {words} keyword entries"

@@ -2,7 +2,9 @@
 
 The text is tokenised with :func:`tianma.memory.tokenize.tokenize` (jieba for Chinese) and
 stored space-joined, so FTS5's own tokenizer only has to split on spaces and stem English.
-Each user's rows carry an owner token, so one MATCH both filters by user and ranks.
+Each user's rows carry an owner token, so one MATCH both filters by user and ranks. A row's
+rowid is derived from its record id, so replacing or deleting one is a rowid lookup instead
+of a scan of the whole table.
 """
 
 from __future__ import annotations
@@ -21,6 +23,12 @@ _TABLE = "kw_index"
 def owner_token(user_id: str) -> str:
     """A token that stands for the user inside the FTS index."""
     return "owner" + hashlib.sha1(user_id.encode("utf-8")).hexdigest()[:20]
+
+
+def row_id(record_id: str) -> int:
+    """A stable positive 63-bit rowid for a record id."""
+    digest = hashlib.blake2b(record_id.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 1
 
 
 def _quote(token: str) -> str:
@@ -46,16 +54,19 @@ class SqliteKeywordIndex:
 
     def upsert(self, user_id: str, items: Iterable[tuple[str, str]]) -> None:
         """Index ``(record_id, text)`` pairs of one user, replacing earlier entries."""
+        owner = owner_token(user_id)
         rows = [
-            {"rid": rid, "owner": owner_token(user_id), "body": " ".join(tokenize(body))}
+            {"rowid": row_id(rid), "rid": rid, "owner": owner, "body": " ".join(tokenize(body))}
             for rid, body in items
         ]
         if not rows:
             return
         with self._engine.begin() as conn:
-            conn.execute(text(f"DELETE FROM {_TABLE} WHERE record_id = :rid"), rows)
+            conn.execute(text(f"DELETE FROM {_TABLE} WHERE rowid = :rowid"), rows)
             conn.execute(
-                text(f"INSERT INTO {_TABLE}(record_id, owner, body) VALUES (:rid, :owner, :body)"),
+                text(
+                    f"INSERT INTO {_TABLE}(rowid, record_id, owner, body) VALUES (:rowid, :rid, :owner, :body)"
+                ),
                 rows,
             )
 
@@ -65,15 +76,17 @@ class SqliteKeywordIndex:
             return
         with self._engine.begin() as conn:
             conn.execute(
-                text(f"DELETE FROM {_TABLE} WHERE record_id = :rid"),
-                [{"rid": rid} for rid in record_ids],
+                text(f"DELETE FROM {_TABLE} WHERE rowid = :rowid"),
+                [{"rowid": row_id(rid)} for rid in record_ids],
             )
 
     def drop_user(self, user_id: str) -> None:
         """Remove every entry of one user."""
         with self._engine.begin() as conn:
             conn.execute(
-                text(f"DELETE FROM {_TABLE} WHERE owner MATCH :owner"),
+                text(
+                    f"DELETE FROM {_TABLE} WHERE rowid IN (SELECT rowid FROM {_TABLE} WHERE owner MATCH :owner)"
+                ),
                 {"owner": _quote(owner_token(user_id))},
             )
 

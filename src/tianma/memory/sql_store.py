@@ -296,8 +296,11 @@ class SqlMemoryStore:
         out: dict[str, MemoryRecord] = {}
         with map_sql_errors(), self.engine.connect() as conn:
             for chunk in _chunks(list(record_ids), 500):
-                query = select(t.records).where(t.records.c.user_id == user_id, t.records.c.id.in_(chunk))
-                out.update((row.id, _to_record(row)) for row in conn.execute(query))
+                # Look up by primary key and check the owner here: with ``user_id = ?`` in the
+                # WHERE clause SQLite picks the (user, kind, status) index and scans every row
+                # of the user (52 ms at 100k records vs 0.3 ms).
+                query = select(t.records).where(t.records.c.id.in_(chunk))
+                out.update((row.id, _to_record(row)) for row in conn.execute(query) if row.user_id == user_id)
         return out
 
     def list_records(
@@ -307,9 +310,13 @@ class SqlMemoryStore:
         status: Status | None = None,
         *,
         limit: int | None = None,
+        most_confident_first: bool = False,
     ) -> list[MemoryRecord]:
-        """Records of a user (``None`` = every user), oldest first."""
-        query = select(t.records).order_by(t.records.c.created_at, t.records.c.id)
+        """Records of a user (``None`` = every user), oldest first or most confident first."""
+        order = (t.records.c.created_at, t.records.c.id)
+        if most_confident_first:
+            order = (t.records.c.confidence.desc(), *order)
+        query = select(t.records).order_by(*order)
         if user_id is not None:
             query = query.where(t.records.c.user_id == user_id)
         if isinstance(kind, str):

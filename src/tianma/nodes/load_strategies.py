@@ -7,7 +7,7 @@ from langgraph.runtime import Runtime
 from tianma.graph.deps import Deps
 from tianma.graph.state import TurnState, TurnUpdate
 from tianma.policies.domains import infer_domain
-from tianma.policies.strategies import resident_preferences, select_strategies
+from tianma.policies.strategies import MAX_PREFERENCES, resident_preferences, select_strategies
 from tianma.telemetry import semconv as sc
 from tianma.telemetry.spans import current_span
 
@@ -20,7 +20,9 @@ def load_strategies(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     chosen = select_strategies(
         store.list_records(user_id, "strategy", "active"), domain, state["message"], state["at"]
     )
-    prefs = resident_preferences(store.list_records(user_id, "preference", "active"))
+    prefs = resident_preferences(
+        store.list_records(user_id, "preference", "active", limit=MAX_PREFERENCES, most_confident_first=True)
+    )
     span = current_span()
     span.set_attribute(sc.TIANMA_DOMAIN, domain)
     span.set_attribute(sc.TIANMA_STRATEGIES_LOADED, [s.id for s in chosen])

@@ -44,8 +44,13 @@ def retrieve(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
         query_vector,
         deps.settings.retrieval.candidates,
     )
-    if not state.get("summary"):  # the whole dialogue is still in the window, verbatim
-        found = [c for c in found if c.record.dialogue_id != state["dialogue_id"]]
+    resident = {p["id"] for p in state.get("preferences", [])}  # already in every prompt
+    window_only = not state.get("summary")  # the whole dialogue is still in the window
+    found = [
+        c
+        for c in found
+        if c.record.id not in resident and not (window_only and c.record.dialogue_id == state["dialogue_id"])
+    ]
     span = current_span()
     span.set_attribute(sc.TIANMA_RETRIEVED_IDS, [c.record.id for c in found])
     span.set_attribute(sc.TIANMA_RETRIEVED_SCORES, [round(c.relevance, 4) for c in found])
