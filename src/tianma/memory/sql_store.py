@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy import Engine, create_engine, delete, event, func, select, update
 from sqlalchemy.engine import Connection
+from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.exc import SQLAlchemyError
 
 from tianma.errors import BackendUnavailableError, MemoryStoreError, RecordNotFoundError
@@ -313,7 +314,7 @@ class SqlMemoryStore:
         most_confident_first: bool = False,
     ) -> list[MemoryRecord]:
         """Records of a user (``None`` = every user), oldest first or most confident first."""
-        order = (t.records.c.created_at, t.records.c.id)
+        order: tuple[ColumnElement[Any], ...] = (t.records.c.created_at, t.records.c.id)
         if most_confident_first:
             order = (t.records.c.confidence.desc(), *order)
         query = select(t.records).order_by(*order)
