@@ -10,8 +10,8 @@ from typing import Any
 
 from sqlalchemy import Engine, create_engine, delete, event, func, select, update
 from sqlalchemy.engine import Connection
-from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.sql.elements import ColumnElement
 
 from tianma.errors import BackendUnavailableError, MemoryStoreError, RecordNotFoundError
 from tianma.memory import schema as t
