@@ -87,3 +87,30 @@ def build_messages(
         messages.append(SystemMessage(folded))
     messages.extend(window)
     return messages, items
+
+
+REFLECTION_SYSTEM = """你是对话复盘助手。根据用户最近的消息，提取对以后的对话有帮助的记忆，只输出 JSON，不要解释。
+You review a user's recent messages and extract what will help future conversations. Output JSON only.
+规则 / rules:
+- new_facts: 只收录用户明确说过的确定信息（key 用点分层级，如 profile.city、preference.diet.sugar）。
+- revised_preferences: 用户偏好的新增或修正；修正已有记忆时 replaces 填它的 id。
+- new_strategies: 可复用的回答策略，action 写成“当……时应该……”的指令，trigger 给出 domains/keywords。
+- deprecated_memories: 已经过时或被用户否定的已有记忆（memory_id 用下面列出的 id）。
+- 每一项都必须在 source_event_ids 中引用下面消息的 id；不确定就不要写。一时的情绪不是偏好。
+- Every item must cite message ids in source_event_ids; when unsure, leave it out. A mood is not a preference."""
+
+
+def reflection_messages(
+    events: Sequence[dict[str, Any]], existing: Sequence[dict[str, Any]]
+) -> list[BaseMessage]:
+    """The reflection prompt: the window of messages and the memories already kept."""
+    from langchain_core.messages import HumanMessage
+
+    lines = [f"[{e['id']}] ({_when(e.get('at'))}) 用户: {' '.join(str(e['text']).split())}" for e in events]
+    known = [
+        f"[{r['id']}] {r['kind']}{' ' + r['key'] if r.get('key') else ''} ({r['status']}): {r['content']}"
+        for r in existing[:60]
+    ]
+    user = "最近的消息 / recent messages:\n" + "\n".join(lines)
+    user += "\n\n已有记忆 / memories already kept:\n" + ("\n".join(known) if known else "(none)")
+    return [SystemMessage(REFLECTION_SYSTEM), HumanMessage(user)]

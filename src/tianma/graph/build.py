@@ -20,12 +20,12 @@ from tianma.telemetry.spans import tracer
 NodeFn = Callable[..., Any]
 
 
-def traced(name: str, fn: NodeFn) -> NodeFn:
-    """Run a node inside its own span, ``tianma.node <name>``."""
+def traced(name: str, fn: NodeFn, prefix: str = sc.NODE_SPAN_PREFIX) -> NodeFn:
+    """Run a node inside its own span, ``<prefix><name>`` (``tianma.node retrieve``)."""
 
     @functools.wraps(fn)
-    def run(state: TurnState, runtime: Any) -> Any:
-        with tracer.start_as_current_span(sc.NODE_SPAN_PREFIX + name) as span:
+    def run(state: Any, runtime: Any) -> Any:
+        with tracer.start_as_current_span(prefix + name) as span:
             span.set_attribute(sc.TIANMA_NODE_NAME, name)
             span.set_attribute(sc.TIANMA_USER_ID, state["user_id"])
             return fn(state, runtime)

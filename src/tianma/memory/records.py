@@ -8,8 +8,11 @@ from typing import Any, Literal
 
 Kind = Literal["event", "fact", "preference", "experience", "strategy", "signal"]
 KINDS: tuple[Kind, ...] = ("event", "fact", "preference", "experience", "strategy", "signal")
-Status = Literal["active", "inactive", "deprecated"]
-STATUSES: tuple[Status, ...] = ("active", "inactive", "deprecated")
+Status = Literal["active", "pending", "inactive", "deprecated", "disabled"]
+STATUSES: tuple[Status, ...] = ("active", "pending", "inactive", "deprecated", "disabled")
+"""``pending``: a candidate waiting for more evidence; ``inactive``: decayed, restorable;
+``deprecated``: superseded (replace log says by what); ``disabled``: switched off for review
+(e.g. two contradictory strategies of equal priority). Only ``active`` records are indexed."""
 Role = Literal["user", "assistant"]
 
 

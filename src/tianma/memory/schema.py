@@ -26,7 +26,7 @@ from sqlalchemy.engine import Connection, Dialect
 
 from tianma.errors import ConfigError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Bump with a function in MIGRATIONS that upgrades a file of the previous version."""
 
 
@@ -103,6 +103,7 @@ record_versions = Table(
     Column("changed_at", UtcDateTime, nullable=False),
     Column("reason", Text, nullable=False),
     Column("evidence", JSON, nullable=False),
+    Column("run_id", String(36)),  # the reflection run that made this change, if any
 )
 
 replace_log = Table(
@@ -115,7 +116,32 @@ replace_log = Table(
     Column("reason", Text, nullable=False),
     Column("evidence", JSON, nullable=False),
     Column("at", UtcDateTime, nullable=False),
+    Column("run_id", String(36)),
     Index("ix_replace_user", "user_id"),
+)
+
+reflection_runs = Table(
+    "reflection_runs",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("user_id", String(255), nullable=False),
+    Column("started_at", UtcDateTime, nullable=False),
+    Column("until", UtcDateTime, nullable=False),  # events up to here were reflected on
+    Column("trigger", String(32), nullable=False),
+    Column("status", String(16), nullable=False),  # published | dry_run | undone
+    Column("report", JSON, nullable=False),
+    Index("ix_runs_user", "user_id", "started_at"),
+)
+
+run_changes = Table(
+    "run_changes",
+    metadata,
+    Column("run_id", String(36), primary_key=True),
+    Column("seq", Integer, primary_key=True),
+    Column("user_id", String(255), nullable=False),
+    Column("record_id", String(36), nullable=False),
+    Column("action", String(16), nullable=False),  # create | update
+    Column("before", JSON),  # the whole records row before the change; None for create
 )
 
 dialogues = Table(
@@ -144,7 +170,15 @@ injections = Table(
 )
 
 Migration = Callable[[Connection], None]
-MIGRATIONS: dict[int, Migration] = {}
+
+
+def _add_run_columns(conn: Connection) -> None:
+    """v2: reflection runs (their tables are created by ``create_all``) and run ids on history."""
+    conn.exec_driver_sql("ALTER TABLE record_versions ADD COLUMN run_id VARCHAR(36)")
+    conn.exec_driver_sql("ALTER TABLE replace_log ADD COLUMN run_id VARCHAR(36)")
+
+
+MIGRATIONS: dict[int, Migration] = {2: _add_run_columns}
 """``MIGRATIONS[n]`` upgrades a store of schema version ``n - 1`` to ``n``."""
 
 

@@ -1,0 +1,76 @@
+"""The reflection subgraph: gather → reflect → merge_evidence → detect_contradictions → score → publish.
+
+Its own input and output schemas; the guard and validate nodes of the guardrails issue slot in
+between ``score`` and ``publish`` (see ``REFLECTION_NODES``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from typing_extensions import TypedDict
+
+from tianma.memory.search import AnchorCache
+from tianma.memory.service import Memory
+from tianma.settings import Settings
+
+
+class ReflectionInput(TypedDict):
+    user_id: str
+    at: datetime
+    trigger: str
+    """``manual``, ``dialogues``, ``messages``, ``negative``, ``nightly``."""
+    dry_run: bool
+
+
+class ReflectionOutput(TypedDict, total=False):
+    run_id: str
+    report: dict[str, Any]
+
+
+class ReflectionState(ReflectionInput, ReflectionOutput, total=False):
+    events: list[dict[str, Any]]
+    """The window reflected on: id, text, at, dialogue_id."""
+    until: datetime
+    existing: list[dict[str, Any]]
+    """Active and pending learnt records (plain data)."""
+    proposals: list[dict[str, Any]]
+    plan: list[dict[str, Any]]
+    llm: dict[str, Any]
+    """What the LLM call did: attempts, tokens, dropped and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReflectionDeps:
+    memory: Memory
+    anchors: AnchorCache
+    chat_model: BaseChatModel
+    settings: Settings
+
+
+REFLECTION_NODES = ("gather", "reflect", "merge_evidence", "detect_contradictions", "score", "publish")
+
+
+def build_reflection_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
+    """The subgraph, compiled without a checkpointer (a run is one transaction)."""
+    from tianma.graph.build import traced
+    from tianma.nodes import reflection as nodes
+
+    graph = StateGraph(
+        ReflectionState,
+        context_schema=ReflectionDeps,
+        input_schema=ReflectionInput,
+        output_schema=ReflectionOutput,
+    )
+    previous = START
+    for name in REFLECTION_NODES:
+        graph.add_node(name, traced(name, getattr(nodes, name), prefix="tianma.reflection "))
+        graph.add_edge(previous, name)
+        previous = name
+    graph.add_edge(previous, END)
+    return graph.compile(name="tianma-reflection")

@@ -1,0 +1,234 @@
+"""Reflection runs in SQL: the window to reflect on, and publishing a scored plan atomically."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+
+from tianma.memory import schema as t
+from tianma.memory.changes import ChangeSet, undo_run
+from tianma.memory.records import Kind, Provenance
+from tianma.memory.service import Memory
+from tianma.memory.sql_store import SqlMemoryStore, map_sql_errors
+
+WINDOW_LIMIT = 200
+"""At most this many messages per reflection (the newest)."""
+
+
+def last_reflected_until(store: SqlMemoryStore, user_id: str) -> datetime | None:
+    """Where the last published reflection of the user stopped."""
+    query = (
+        select(t.reflection_runs.c.until)
+        .where(t.reflection_runs.c.user_id == user_id, t.reflection_runs.c.status == "published")
+        .order_by(t.reflection_runs.c.until.desc())
+        .limit(1)
+    )
+    with map_sql_errors(), store.engine.connect() as conn:
+        return conn.execute(query).scalar()
+
+
+def window_events(
+    store: SqlMemoryStore, user_id: str, since: datetime | None, until: datetime
+) -> list[dict[str, Any]]:
+    """The user's messages after ``since`` up to ``until``, oldest first, as plain data."""
+    r = t.records.c
+    query = select(r.id, r.content, r.at, r.dialogue_id, r.reply).where(
+        r.user_id == user_id, r.kind == "event", r.role == "user", r.at <= until
+    )
+    if since is not None:
+        query = query.where(r.at > since)
+    query = query.order_by(r.at.desc()).limit(WINDOW_LIMIT)
+    with map_sql_errors(), store.engine.connect() as conn:
+        rows = conn.execute(query).all()
+    return [
+        {"id": x.id, "text": x.content, "at": x.at, "dialogue_id": x.dialogue_id, "reply": x.reply}
+        for x in reversed(rows)
+    ]
+
+
+def publish_plan(memory: Memory, state: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Apply a scored plan in one transaction (or only report it for a dry run)."""
+    run_id = str(uuid.uuid4())
+    user_id, at = state["user_id"], state["at"]
+    plan = [dict(i) for i in state.get("plan", [])]
+    dialogues = {e["id"]: e["dialogue_id"] for e in state.get("events", [])}
+    counts: dict[str, int] = {}
+    items = []
+
+    def tally(item: dict[str, Any], outcome: str) -> None:
+        counts[outcome] = counts.get(outcome, 0) + 1
+        items.append(_describe(item, outcome))
+
+    def report() -> dict[str, Any]:
+        return {"run_id": run_id, "user_id": user_id, "trigger": state["trigger"], "dry_run": state["dry_run"],
+                "window_events": len(state.get("events", [])), "counts": counts, "items": items,
+                "llm": state.get("llm", {})}  # fmt: skip
+
+    if state["dry_run"]:  # nothing is written, not even the run
+        for item in plan:
+            tally(item, f"would_{item['action']}")
+        return run_id, report()
+    with map_sql_errors(), memory.store.engine.begin() as conn:
+        changes = ChangeSet(conn, user_id, run_id, at)
+        created: dict[tuple[str, str], str] = {}
+        for item in plan:
+            tally(item, _apply(changes, item, run_id, dialogues, created))
+        conn.execute(
+            t.reflection_runs.insert().values(
+                id=run_id, user_id=user_id, started_at=at, until=state.get("until", at), trigger=state["trigger"],
+                status="published", report=_plain(report()),
+            )
+        )  # fmt: skip
+    reindex(memory, user_id, changes.touched)
+    return run_id, report()
+
+
+def _apply(
+    changes: ChangeSet, item: dict[str, Any], run_id: str, dialogues: Mapping[str, str],
+    created: dict[tuple[str, str], str],
+) -> str:  # fmt: skip
+    p = item["proposal"]
+    action = item["action"]
+    evidence = list(item.get("evidence", ()))
+    if action == "create":
+        support = {**item["support"], "runs": [run_id]}
+        prov = Provenance(event_ids=tuple(p["source_event_ids"]),
+                          dialogue_ids=tuple(dict.fromkeys(dialogues[e] for e in p["source_event_ids"] if e in dialogues)),
+                          reflection_ids=(run_id,), source=f"reflection:{p['origin']}")  # fmt: skip
+        data = {"polarity": p.get("polarity"), "support": support, "origin": p["origin"]}
+        if p["kind"] == "strategy":
+            data.update(
+                trigger=p.get("trigger") or {}, priority=p.get("priority", 0), weight=item["confidence"]
+            )
+        new = changes.create(p["kind"], p["content"], prov, key=p.get("key"), scope=p.get("scope", "global"),
+                             confidence=item["confidence"], status=item["status"], data=data)  # fmt: skip
+        created[(p["kind"], p["content"])] = new
+        return f"created_{item['status']}"
+    if action == "support":
+        row = changes.record(item["target_id"])
+        support = {
+            **item["support"],
+            "runs": [run_id if r == "<this run>" else r for r in item["support"]["runs"]],
+        }
+        prov = Provenance.from_json(row["provenance"])
+        prov = Provenance(tuple(dict.fromkeys(prov.event_ids + tuple(p["source_event_ids"]))), prov.dialogue_ids,
+                          tuple(dict.fromkeys((*prov.reflection_ids, run_id))), prov.source)  # fmt: skip
+        changes.update(item["target_id"], reason=f"support: {item.get('decision', '')}", evidence=evidence,
+                       confidence=item["confidence"], status=item["status"],
+                       data={**row["data"], "support": support}, provenance=prov.to_json())  # fmt: skip
+        return "supported"
+    if action == "supersede":
+        new_id = created.get((p["kind"], p["content"])) if p else None
+        changes.supersede(item["target_id"], new_id, reason=item["reason"], evidence=evidence)
+        return "superseded"
+    if action == "disable":
+        changes.set_status(item["target_id"], "disabled", reason=item["reason"], evidence=evidence)
+        new_id = created.get((p["kind"], p["content"])) if p else None
+        if new_id:
+            changes.set_status(new_id, "disabled", reason=item["reason"], evidence=evidence)
+        return "disabled"
+    return "skipped"
+
+
+def _describe(item: dict[str, Any], outcome: str) -> dict[str, Any]:
+    p = item.get("proposal") or {}
+    return {"outcome": outcome, "kind": p.get("kind"), "content": p.get("content"), "key": p.get("key"),
+            "target_id": item.get("target_id"), "reason": item.get("decision") or item.get("reason"),
+            "confidence": item.get("confidence"), "source_event_ids": list(p.get("source_event_ids", []))}  # fmt: skip
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value
+
+
+def reindex(memory: Memory, user_id: str, record_ids: list[str]) -> None:
+    """After a publish or an undo: active records in the indexes, the others out of them."""
+    if not record_ids:
+        return
+    records = memory.store.get_many(user_id, record_ids)
+    gone = [rid for rid in record_ids if rid not in records or records[rid].status != "active"]
+    memory.unindex(user_id, gone)
+    memory.index([r for r in records.values() if r.status == "active"])
+
+
+def undo_reflection(memory: Memory, run_id: str) -> list[str]:
+    """Restore what a run changed, in one transaction, then fix the indexes."""
+    with map_sql_errors(), memory.store.engine.begin() as conn:
+        user_id = conn.execute(
+            select(t.reflection_runs.c.user_id).where(t.reflection_runs.c.id == run_id)
+        ).scalar()
+        ids = undo_run(conn, run_id)
+    if user_id is not None:
+        reindex(memory, user_id, ids)
+    return ids
+
+
+def record_history(store: SqlMemoryStore, record_id: str) -> list[dict[str, Any]]:
+    """Prior versions (oldest first) then the current one, each with why it changed."""
+    current = store.get(record_id)
+    query = (
+        select(t.record_versions)
+        .where(t.record_versions.c.record_id == record_id)
+        .order_by(t.record_versions.c.version)
+    )
+    with map_sql_errors(), store.engine.connect() as conn:
+        rows = [t.row_dict(r) for r in conn.execute(query)]
+    history = [
+        {"version": r["version"], "content": r["content"], "confidence": r["confidence"], "status": r["status"],
+         "replaced_at": r["changed_at"], "change_reason": r["reason"], "change_evidence": r["evidence"],
+         "run_id": r["run_id"]}
+        for r in rows
+    ]  # fmt: skip
+    history.append({"version": current.version, "content": current.content, "confidence": current.confidence,
+                    "status": current.status, "replaced_at": None, "change_reason": None,
+                    "change_evidence": [], "run_id": None, "current": True})  # fmt: skip
+    return history
+
+
+MAINTAINED_KINDS: tuple[Kind, ...] = ("fact", "preference", "experience", "strategy")
+
+
+def maintain_user(memory: Memory, user_id: str, at: datetime) -> dict[str, Any]:
+    """Decay the user's idle learnt records; too weak ones become inactive (restorable).
+
+    Recorded as an undoable run with status ``maintenance``.
+    """
+    from tianma.policies.decay import decay
+
+    run_id = str(uuid.uuid4())
+    decayed: list[str] = []
+    inactive: list[str] = []
+    records = [r for r in memory.store.list_records(user_id, MAINTAINED_KINDS) if r.status == "active"]
+    with map_sql_errors(), memory.store.engine.begin() as conn:
+        changes = ChangeSet(conn, user_id, run_id, at)
+        for r in records:
+            last_active = r.last_hit_at or r.updated_at
+            last_decay = datetime.fromisoformat(r.data["last_decay"]) if r.data.get("last_decay") else None
+            outcome = decay(r.confidence, last_active, last_decay, at)
+            if outcome.periods == 0:
+                continue
+            status = "inactive" if outcome.inactive else r.status
+            reason = f"decay: {outcome.periods} x 30 days without a hit"
+            changes.update(r.id, reason=reason, confidence=outcome.confidence, status=status,
+                           data={**r.data, "last_decay": at.isoformat()})  # fmt: skip
+            (inactive if outcome.inactive else decayed).append(r.id)
+        report = {"run_id": run_id, "user_id": user_id, "decayed": decayed, "inactive": inactive}
+        if changes.touched:
+            conn.execute(
+                t.reflection_runs.insert().values(
+                    id=run_id, user_id=user_id, started_at=at, until=at, trigger="maintain",
+                    status="maintenance", report=_plain(report),
+                )
+            )  # fmt: skip
+    reindex(memory, user_id, changes.touched)
+    return report

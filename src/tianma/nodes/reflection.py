@@ -1,0 +1,183 @@
+"""The six nodes of the reflection subgraph; the decisions live in ``tianma.policies``."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+from langchain_core.language_models import BaseChatModel
+from langgraph.runtime import Runtime
+
+from tianma.graph.reflection import ReflectionDeps, ReflectionState
+from tianma.llm.reflection_schema import ReflectionResult
+from tianma.llm.structured import call_structured
+from tianma.memory.extract import extract_statements
+from tianma.memory.records import Kind, record_from_dict, record_to_dict
+from tianma.memory.reflection_store import last_reflected_until, publish_plan, window_events
+from tianma.policies import reflection as planning
+from tianma.policies.reflection import PlanItem, Proposal
+from tianma.policies.reflection_scoring import score_plan
+from tianma.prompting import reflection_messages
+from tianma.telemetry import semconv as sc
+from tianma.telemetry.spans import current_span
+
+LEARNT_KINDS: tuple[Kind, ...] = ("fact", "preference", "experience", "strategy")
+
+
+def gather(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[str, Any]:
+    """The user's messages since the last published reflection, and what is already learnt."""
+    store = runtime.context.memory.store
+    since = last_reflected_until(store, state["user_id"])
+    events = window_events(store, state["user_id"], since, state["at"])
+    existing = [
+        r for r in store.list_records(state["user_id"], LEARNT_KINDS) if r.status in ("active", "pending")
+    ]
+    current_span().set_attribute("tianma.reflection.window_events", len(events))
+    until = max((e["at"] for e in events), default=state["at"])
+    return {"events": events, "existing": [record_to_dict(r) for r in existing], "until": until}
+
+
+def reflect(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[str, Any]:
+    """Rule-based extraction always; one LLM call (JSON, low temperature) on top."""
+    events = state.get("events", [])
+    proposals: list[Proposal] = []
+    moods = 0
+    for ev in events:
+        for item in extract_statements(ev["text"]):
+            if item.time_bound:
+                moods += 1  # a passing mood or state of today is not a long-term memory
+                continue
+            proposals.append(Proposal(item.kind, item.content, (ev["id"],), "rules", key=item.key,
+                                      polarity=item.polarity, scope=item.scope, confidence=item.confidence))  # fmt: skip
+    llm: dict[str, Any] = {"called": False}
+    if events:
+        result = call_structured(
+            at_low_temperature(runtime.context.chat_model),
+            reflection_messages(events, state.get("existing", [])),
+            ReflectionResult,
+            retries=1,
+        )
+        llm = {"called": True, "attempts": result.attempts, "dropped": result.value is None,
+               "error": result.error, "input_tokens": result.input_tokens, "output_tokens": result.output_tokens}  # fmt: skip
+        if result.value is not None:
+            window = {e["id"] for e in events}
+            known = {r["id"] for r in state.get("existing", [])}
+            llm_items, ignored = proposals_from_llm(result.value, window, known)
+            proposals.extend(llm_items)
+            llm["ignored_items"] = ignored
+    current_span().set_attribute("tianma.reflection.proposals", len(proposals))
+    return {"proposals": [asdict(p) for p in proposals], "llm": {**llm, "moods_skipped": moods}}
+
+
+REFLECTION_TEMPERATURE = 0.2
+
+
+def at_low_temperature(model: BaseChatModel) -> BaseChatModel:
+    """A copy of the model at temperature 0.2 for structured calls (models without one as given)."""
+    if "temperature" not in type(model).model_fields:
+        return model
+    return model.model_copy(update={"temperature": REFLECTION_TEMPERATURE})
+
+
+def proposals_from_llm(
+    result: ReflectionResult, window: set[str], known: set[str]
+) -> tuple[list[Proposal], int]:
+    """LLM items as proposals; items citing no event of the window are ignored (not grounded)."""
+    out: list[Proposal] = []
+    ignored = 0
+
+    def grounded(ids: list[str]) -> tuple[str, ...]:
+        return tuple(i for i in ids if i in window)
+
+    for fact in result.new_facts:
+        if src := grounded(fact.source_event_ids):
+            out.append(Proposal("fact", fact.content, src, "llm", key=fact.key))
+        else:
+            ignored += 1
+    for pref in result.revised_preferences:
+        if src := grounded(pref.source_event_ids):
+            replaces = pref.replaces if pref.replaces in known else None
+            out.append(Proposal("preference", pref.content, src, "llm", replaces=replaces))
+        else:
+            ignored += 1
+    for strat in result.new_strategies:
+        if src := grounded(strat.source_event_ids):
+            trigger = strat.trigger.model_dump(exclude_none=True)
+            out.append(Proposal("strategy", strat.action, src, "llm", trigger=trigger))
+        else:
+            ignored += 1
+    for dep in result.deprecated_memories:
+        if (src := grounded(dep.source_event_ids)) and dep.memory_id in known:
+            out.append(
+                Proposal("experience", dep.reason, src, "llm", replaces=dep.memory_id, polarity="deprecate")
+            )
+        else:
+            ignored += 1
+    return out, ignored
+
+
+def merge_evidence_node(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[str, Any]:
+    """An item equal in meaning to an existing record supports it instead of duplicating it."""
+    embedder = runtime.context.memory.embedder
+    cache: dict[str, np.ndarray] = {}
+
+    def similar(a: str, b: str) -> float:
+        missing = [x for x in (a, b) if x not in cache]
+        if missing:
+            for text, vec in zip(missing, embedder.embed_passages(missing), strict=True):
+                cache[text] = vec
+        return float(cache[a] @ cache[b])
+
+    existing = [record_from_dict(r) for r in state.get("existing", [])]
+    proposals = [
+        Proposal(**{**p, "source_event_ids": tuple(p["source_event_ids"])})
+        for p in state.get("proposals", [])
+    ]
+    plan = planning.merge_evidence([p for p in proposals if p.polarity != "deprecate"], existing, similar)
+    plan += [PlanItem("supersede", p, p.replaces, f"deprecated by reflection: {p.content}", p.source_event_ids)
+             for p in proposals if p.polarity == "deprecate"]  # fmt: skip
+    current_span().set_attribute("tianma.reflection.merged", sum(i.action == "support" for i in plan))
+    return {"plan": [plan_to_dict(i) for i in plan]}
+
+
+def detect_contradictions_node(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[str, Any]:
+    """Supersede by key and scope; disable opposite strategies of equal priority."""
+    existing = [record_from_dict(r) for r in state.get("existing", [])]
+    plan, found = planning.detect_contradictions([plan_from_dict(i) for i in state.get("plan", [])], existing)
+    current_span().set_attribute("tianma.reflection.contradictions", len(found))
+    return {"plan": [plan_to_dict(i) for i in plan], "llm": {**state.get("llm", {}), "contradictions": found}}
+
+
+def score(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[str, Any]:
+    """Decide each item's status and confidence (two reflections for facts, > 0.7 for strategies …)."""
+    existing = {r["id"]: record_from_dict(r) for r in state.get("existing", [])}
+    days = {e["id"]: e["at"].date() for e in state.get("events", [])}
+    scored = score_plan(state.get("plan", []), existing, days, state["at"])
+    current_span().set_attribute("tianma.reflection.active", sum(i.get("status") == "active" for i in scored))
+    return {"plan": scored}
+
+
+def publish(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[str, Any]:
+    """One transaction per run; every change versioned and undoable; indexes follow."""
+    run_id, report = publish_plan(runtime.context.memory, state)
+    span = current_span()
+    span.set_attribute("tianma.reflection.run_id", run_id)
+    span.set_attribute(sc.TIANMA_SIGNALS, [f"{k}:{v}" for k, v in report["counts"].items()])
+    return {"run_id": run_id, "report": report}
+
+
+def plan_to_dict(item: PlanItem) -> dict[str, Any]:
+    return {"action": item.action, "proposal": asdict(item.proposal) if item.proposal else None,
+            "target_id": item.target_id, "reason": item.reason, "evidence": list(item.evidence)}  # fmt: skip
+
+
+def plan_from_dict(data: dict[str, Any]) -> PlanItem:
+    p = data.get("proposal")
+    proposal = Proposal(**{**p, "source_event_ids": tuple(p["source_event_ids"])}) if p else None
+    return PlanItem(data["action"], proposal, data.get("target_id"), data.get("reason", ""),
+                    tuple(data.get("evidence", ())))  # fmt: skip
+
+
+merge_evidence = merge_evidence_node
+detect_contradictions = detect_contradictions_node

@@ -1,0 +1,170 @@
+"""Reflection planning as pure functions: proposals → merged with evidence → contradictions.
+
+A *proposal* is one learnt item (from the rule-based extractor or the LLM, treated alike); a
+*plan* says what publishing will do with it: create it, add support to an existing record,
+supersede an old one, or disable a contradictory pair.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from tianma.memory.records import Kind, MemoryRecord
+
+Action = Literal["create", "support", "supersede", "disable"]
+Similarity = Callable[[str, str], float]
+
+SAME_MEANING = 0.92
+"""Embedding similarity (cosine of passages) above which two contents say the same thing."""
+_NEGATIONS = ("不要", "不", "别", "没", "勿", "never ", "don't ", "do not ", "not ", "no ")
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """One learnt item proposed by a reflection."""
+
+    kind: Kind
+    content: str
+    source_event_ids: tuple[str, ...]
+    origin: Literal["rules", "llm"]
+    key: str | None = None
+    polarity: str | None = None
+    scope: str = "global"
+    replaces: str | None = None
+    trigger: dict[str, Any] | None = None
+    priority: int = 0
+    confidence: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PlanItem:
+    action: Action
+    proposal: Proposal | None
+    target_id: str | None = None
+    """The existing record supported, superseded or disabled."""
+    reason: str = ""
+    evidence: tuple[str, ...] = ()
+    extra_targets: tuple[str, ...] = field(default=())
+
+
+def normalise(text: str) -> str:
+    """Lower-cased text without punctuation or spaces, for equality of meaning at its simplest."""
+    folded = unicodedata.normalize("NFKC", text).lower()
+    return re.sub(r"[\W_]+", "", folded)
+
+
+def dedupe(proposals: Sequence[Proposal]) -> list[Proposal]:
+    """One proposal per (kind, key, polarity) or per normalised content; sources are merged."""
+    out: dict[tuple[str, str], Proposal] = {}
+    for p in proposals:
+        ident = (p.kind, f"{p.key}|{p.polarity}|{p.scope}" if p.key else normalise(p.content))
+        if ident in out:
+            kept = out[ident]
+            merged = tuple(dict.fromkeys(kept.source_event_ids + p.source_event_ids))
+            out[ident] = replace(kept, source_event_ids=merged)
+        else:
+            out[ident] = p
+    return list(out.values())
+
+
+def _same_item(p: Proposal, r: MemoryRecord, similar: Similarity) -> bool:
+    if r.kind != p.kind:
+        return False
+    if p.key and r.key == p.key and r.scope == p.scope and p.polarity and r.data.get("polarity"):
+        return bool(r.data.get("polarity") == p.polarity)
+    if p.key and r.key and r.key != p.key:
+        return False
+    if has_negation(r.content) != has_negation(p.content):  # "喜欢…" vs "不喜欢…" embed alike
+        return False
+    return normalise(r.content) == normalise(p.content) or similar(r.content, p.content) >= SAME_MEANING
+
+
+def has_negation(text: str) -> bool:
+    """Whether a statement is negative (不/别/没/don't/never …)."""
+    lowered = f" {text.lower()} "
+    return any(neg in lowered for neg in _NEGATIONS)
+
+
+def is_opposite(a: str, b: str) -> bool:
+    """Whether one text is the other with a negation added (``推荐贵的`` / ``不要推荐贵的``)."""
+    na, nb = normalise(a), normalise(b)
+    for neg in _NEGATIONS:
+        n = normalise(neg)
+        if n and (na.replace(n, "", 1) == nb or nb.replace(n, "", 1) == na):
+            return True
+    return False
+
+
+def merge_evidence(
+    proposals: Sequence[Proposal], existing: Sequence[MemoryRecord], similar: Similarity
+) -> list[PlanItem]:
+    """Support an existing record equal in meaning; otherwise create."""
+    plan = []
+    for p in dedupe(proposals):
+        match = next((r for r in existing if _same_item(p, r, similar)), None)
+        if match is None:
+            plan.append(
+                PlanItem("create", p, reason=f"new {p.kind} from {p.origin}", evidence=p.source_event_ids)
+            )
+        else:
+            plan.append(
+                PlanItem("support", p, match.id, "same meaning as an existing record", p.source_event_ids)
+            )
+    return plan
+
+
+def detect_contradictions(
+    plan: Sequence[PlanItem], existing: Sequence[MemoryRecord]
+) -> tuple[list[PlanItem], list[dict[str, Any]]]:
+    """Add supersessions (same key and scope, different content) and disable opposite strategies.
+
+    Scene-qualified records (another key or scope) coexist. Returns the extended plan and the
+    contradictions found, for the report.
+    """
+    out, found = list(plan), []
+    for item in plan:
+        p = item.proposal
+        if item.action != "create" or p is None:
+            continue
+        if p.replaces and any(r.id == p.replaces for r in existing):
+            out.append(
+                PlanItem("supersede", p, p.replaces, "replaced by a revised preference", p.source_event_ids)
+            )
+            found.append({"type": "replaces", "old": p.replaces, "new": p.content})
+        for r in existing:
+            if r.status not in ("active", "pending") or r.id == p.replaces:
+                continue
+            if p.key and r.key == p.key and r.scope == p.scope and r.kind in ("fact", "preference"):
+                out.append(
+                    PlanItem("supersede", p, r.id, f"superseded: same key {p.key}", p.source_event_ids)
+                )
+                found.append({"type": "key", "key": p.key, "old": r.content, "new": p.content})
+            elif (
+                p.kind == r.kind == "strategy"
+                and _same_trigger(p.trigger, r.data.get("trigger"))
+                and is_opposite(p.content, r.content)
+                and p.priority == int(r.data.get("priority", 0))
+            ):
+                out.append(
+                    PlanItem("disable", p, r.id, "opposite strategies of equal priority", p.source_event_ids)
+                )
+                found.append(
+                    {
+                        "type": "strategy",
+                        "old": r.content,
+                        "new": p.content,
+                        "resolution": "both disabled",
+                    }
+                )
+    return out, found
+
+
+def _same_trigger(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
+    a, b = a or {}, b or {}
+    keys_a = {str(k).lower() for k in a.get("keywords") or []} | set(a.get("domains") or [])
+    keys_b = {str(k).lower() for k in b.get("keywords") or []} | set(b.get("domains") or [])
+    return keys_a == keys_b or bool(keys_a & keys_b)

@@ -1,0 +1,227 @@
+"""The learning loop through the runtime: reflection, evidence, contradictions, undo."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from langchain_core.messages import BaseMessage
+from sqlalchemy import select
+
+from tests.conftest import RuntimeFactory
+from tests.fakes import CharacterEmbedder, ScriptedChatModel
+from tianma import InvalidInputError, Runtime
+from tianma.memory import schema as t
+from tianma.policies.promotion import Support, decide
+
+T0 = datetime(2026, 4, 6, 9, 0, tzinfo=UTC)  # a Monday
+EMPTY = {"new_facts": [], "revised_preferences": [], "new_strategies": [], "deprecated_memories": []}
+LINE = re.compile(r"^\[([0-9a-f-]{36})\] \([^)]*\) 用户: (.*)$", re.MULTILINE)
+
+
+def reflection_model(
+    rules: Callable[[str, str], dict[str, list[dict[str, Any]]]] | None = None,
+) -> ScriptedChatModel:
+    """A scripted LLM: chat turns get "好的", reflection prompts get JSON built by ``rules``."""
+
+    def respond(messages: Sequence[BaseMessage]) -> str:
+        prompt = str(messages[-1].content)
+        if "recent messages" not in prompt:
+            return "好的。"
+        out: dict[str, list[dict[str, Any]]] = {k: [] for k in EMPTY}
+        for event_id, text in LINE.findall(prompt):
+            for key, items in (rules(event_id, text) if rules else {}).items():
+                out[key].extend(items)
+        return json.dumps(out, ensure_ascii=False)
+
+    return ScriptedChatModel(responder=respond)
+
+
+def no_llm() -> ScriptedChatModel:
+    """A model whose reflection output is always unusable: only the rule-based pass remains."""
+    return ScriptedChatModel(
+        responder=lambda m: "好的。" if "recent messages" not in str(m[-1].content) else "抱歉，我无法完成"
+    )
+
+
+def learnt(rt: Runtime, user: str = "u") -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {}
+    for r in rt.memories(user):
+        if r.kind in ("fact", "preference", "strategy", "experience"):
+            out.setdefault(r.status, []).append(r)
+    return out
+
+
+@pytest.fixture
+def rt(make_runtime: RuntimeFactory) -> Runtime:
+    return make_runtime(chat_model=no_llm(), embedder=CharacterEmbedder())
+
+
+def test_a_stated_fact_is_pending_after_one_reflection_and_active_after_two(rt: Runtime) -> None:
+    first = rt.chat("u", "我对花生过敏。", dialogue_id="d1", at=T0)
+    (report,) = rt.reflect("u", at=T0 + timedelta(hours=1))
+    assert report["llm"]["dropped"] is True  # the LLM failed: the rule pass still works
+    (pending,) = learnt(rt)["pending"]
+    assert pending.kind == "fact" and pending.key == "health.allergy.peanut"
+    assert pending.provenance.event_ids == (first.event_id,)
+    assert report["run_id"] in pending.provenance.reflection_ids
+    assert "active" not in learnt(rt)
+
+    again = rt.chat("u", "提醒一下，我对花生过敏", dialogue_id="d2", at=T0 + timedelta(days=1))
+    rt.reflect("u", at=T0 + timedelta(days=1, hours=1))
+    (active,) = learnt(rt)["active"]
+    assert active.id == pending.id and active.version == 2
+    assert set(active.provenance.event_ids) == {first.event_id, again.event_id}
+    assert rt.history(active.id)[0]["status"] == "pending"
+
+
+def test_reflecting_twice_on_the_same_messages_is_not_independent(rt: Runtime) -> None:
+    rt.chat("u", "我对花生过敏。", dialogue_id="d1", at=T0)
+    rt.reflect("u", at=T0 + timedelta(hours=1))
+    (report,) = rt.reflect("u", at=T0 + timedelta(hours=2))
+    assert report["window_events"] == 0
+    assert [r.status for r in rt.memories("u", kind="fact")] == ["pending"]
+
+
+def test_a_correction_supersedes_and_a_scene_qualified_preference_coexists(
+    make_runtime: RuntimeFactory,
+) -> None:
+    def rules(event_id: str, text: str) -> dict[str, list[dict[str, Any]]]:
+        facts = {
+            "我不喜欢含糖饮料": ("preference.diet.sugar.general", "不喜欢含糖饮料"),
+            "现在我喜欢喝含糖饮料了": ("preference.diet.sugar.general", "喜欢喝含糖饮料"),
+            "最近迷上自制低糖奶茶": ("preference.diet.milk_tea.exception", "最近迷上自制低糖奶茶"),
+        }
+        for said, (key, content) in facts.items():
+            if said in text:
+                return {"new_facts": [{"key": key, "content": content, "source_event_ids": [event_id]}]}
+        return {}
+
+    rt = make_runtime(chat_model=reflection_model(rules), embedder=CharacterEmbedder())
+    for day in range(2):
+        rt.chat("u", "我不喜欢含糖饮料", dialogue_id=f"a{day}", at=T0 + timedelta(days=day))
+        rt.reflect("u", at=T0 + timedelta(days=day, hours=1))
+    (old,) = [r for r in rt.memories("u", kind="fact") if r.status == "active"]
+    assert old.content == "不喜欢含糖饮料"
+
+    rt.chat("u", "最近迷上自制低糖奶茶", dialogue_id="b", at=T0 + timedelta(days=3))
+    fix = rt.chat("u", "不对，现在我喜欢喝含糖饮料了", dialogue_id="b", at=T0 + timedelta(days=3, minutes=1))
+    rt.reflect("u", at=T0 + timedelta(days=3, hours=1))
+
+    facts = {r.content: r for r in rt.memories("u", kind="fact")}
+    assert facts["不喜欢含糖饮料"].status == "deprecated"
+    assert facts["喜欢喝含糖饮料"].status == "active"  # an explicit correction is written directly
+    assert facts["最近迷上自制低糖奶茶"].status == "pending"  # coexists, waits for its own evidence
+    with rt.memory.store.engine.connect() as conn:
+        (log,) = conn.execute(select(t.replace_log).where(t.replace_log.c.old_id == old.id)).all()
+    assert log.new_id == facts["喜欢喝含糖饮料"].id and fix.event_id in log.evidence
+    turn = rt.chat("u", "推荐一款含糖饮料", dialogue_id="c", at=T0 + timedelta(days=4))
+    assert old.id not in {m.id for m in turn.memories}
+    assert old.id not in {h.id for h in rt.search("u", "不喜欢含糖饮料", k=5)}
+
+
+def test_opposite_strategies_of_equal_priority_are_both_disabled(make_runtime: RuntimeFactory) -> None:
+    def rules(event_id: str, text: str) -> dict[str, list[dict[str, Any]]]:
+        trigger = {"domains": ["finance"], "keywords": ["价格"]}
+        if "先给区间" in text:
+            return {
+                "new_strategies": [
+                    {"trigger": trigger, "action": "先给价格区间", "source_event_ids": [event_id]}
+                ]
+            }
+        if "别给区间" in text:
+            return {
+                "new_strategies": [
+                    {"trigger": trigger, "action": "不要先给价格区间", "source_event_ids": [event_id]}
+                ]
+            }
+        return {}
+
+    rt = make_runtime(chat_model=reflection_model(rules), embedder=CharacterEmbedder())
+    rt.chat("u", "问价格时先给区间", dialogue_id="a", at=T0)
+    rt.reflect("u", at=T0 + timedelta(hours=1))
+    rt.chat("u", "问价格时别给区间", dialogue_id="b", at=T0 + timedelta(days=1))
+    (report,) = rt.reflect("u", at=T0 + timedelta(days=1, hours=1))
+    statuses = {r.content: r.status for r in rt.memories("u", kind="strategy")}
+    assert statuses == {"先给价格区间": "disabled", "不要先给价格区间": "disabled"}
+    assert any(c["type"] == "strategy" for c in report["llm"]["contradictions"])
+
+
+def test_three_same_day_moods_do_not_become_a_preference(rt: Runtime) -> None:
+    for i in range(3):
+        rt.chat("u", "今天别给我推贵的", dialogue_id=f"d{i}", at=T0 + timedelta(hours=i))
+        rt.reflect("u", at=T0 + timedelta(hours=i, minutes=30))
+    assert [r for r in rt.memories("u", kind="preference") if r.status == "active"] == []
+
+
+def test_strategy_threshold() -> None:
+    assert decide("strategy", Support(2, 2, 2, 0.65)).status == "pending"
+    assert decide("strategy", Support(2, 2, 2, 0.75)).status == "active"
+    assert decide("strategy", Support(2, 1, 1, 0.75)).status == "pending"
+
+
+def dump(rt: Runtime) -> dict[str, list[tuple[Any, ...]]]:
+    out = {}
+    with rt.memory.store.engine.connect() as conn:
+        for table in (t.records, t.record_versions, t.replace_log, t.injections, t.dialogues):
+            out[table.name] = sorted(tuple(map(repr, row)) for row in conn.execute(select(table)))
+    return out
+
+
+def test_undo_restores_the_exact_prior_state(rt: Runtime) -> None:
+    rt.chat("u", "我对花生过敏。", dialogue_id="d1", at=T0)
+    rt.chat("u", "我叫王芳。", dialogue_id="d1", at=T0 + timedelta(minutes=1))
+    rt.reflect("u", at=T0 + timedelta(hours=1))
+    rt.chat("u", "我对花生过敏，我叫王芳", dialogue_id="d2", at=T0 + timedelta(days=1))
+    before = dump(rt)
+    searched = [h.id for h in rt.search("u", "花生过敏", k=5)]
+    (report,) = rt.reflect("u", at=T0 + timedelta(days=1, hours=1))
+    assert report["counts"].get("supported", 0) >= 1
+    assert dump(rt) != before
+
+    restored = rt.undo_reflection(report["run_id"])
+    assert restored and dump(rt) == before
+    assert [h.id for h in rt.search("u", "花生过敏", k=5)] == searched
+    with pytest.raises(InvalidInputError):
+        rt.undo_reflection(report["run_id"])
+
+
+def test_a_dry_run_writes_nothing(rt: Runtime) -> None:
+    rt.chat("u", "我对花生过敏。", dialogue_id="d1", at=T0)
+    before = dump(rt)
+    (report,) = rt.reflect("u", at=T0 + timedelta(hours=1), dry_run=True)
+    assert report["counts"] == {"would_create": 1}
+    assert dump(rt) == before
+
+
+def test_decay_makes_an_idle_memory_inactive_and_a_hit_prevents_it(make_runtime: RuntimeFactory) -> None:
+    from tianma.memory.records import Provenance
+
+    rt = make_runtime(chat_model=no_llm(), embedder=CharacterEmbedder())
+    said = rt.chat("u", "我家的猫叫咪咪", dialogue_id="d", at=T0)
+
+    def fact(user: str, content: str) -> str:
+        record = rt.memory.store.add_record(user, "fact", content, Provenance(event_ids=(said.event_id,), source="test"),
+                                            confidence=0.7, at=T0, key=f"profile.{user}")  # fmt: skip
+        rt.memory.index([record])
+        return record.id
+
+    idle, used = fact("u", "用户的猫叫咪咪"), fact("v", "用户的猫叫咪咪")
+    assert rt.maintain(at=T0 + timedelta(days=29)) == []
+    rt.maintain(at=T0 + timedelta(days=30))
+    assert rt.memory.store.get(idle).confidence == pytest.approx(0.56)
+    rt.chat("v", "我的猫叫什么？", dialogue_id="v1", at=T0 + timedelta(days=100))  # a hit on the other one
+    assert rt.memory.store.get(used).last_hit_at == T0 + timedelta(days=100)
+    reports = rt.maintain(at=T0 + timedelta(days=120))
+    assert rt.memory.store.get(idle).status == "inactive"
+    assert rt.memory.store.get(idle).confidence < 0.3
+    assert rt.memory.store.get(used).status == "active"
+    assert idle not in {h.id for h in rt.search("u", "猫叫咪咪", k=5)}
+    assert any(idle in r["inactive"] for r in reports)
+    rt.undo_reflection(next(r["run_id"] for r in reports if idle in r["inactive"]))
+    assert rt.memory.store.get(idle).status == "active"
+    assert idle in {h.id for h in rt.search("u", "猫叫咪咪", k=5)}
