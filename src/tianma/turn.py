@@ -49,6 +49,8 @@ class Turn:
     """Verdict of the redline check."""
     signals: tuple[dict[str, Any], ...] = ()
     """Implicit signals this turn revealed about earlier ones."""
+    reflection_run_id: str | None = None
+    """The reflection this turn triggered (DESIGN.md §5 triggers), if any."""
 
 
 class IngestEvent(BaseModel):

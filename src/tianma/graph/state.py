@@ -43,6 +43,8 @@ class TurnState(TypedDict, total=False):
     event_id: str
     signals: list[dict[str, Any]]
     """Implicit signals detected this turn."""
+    reflection_due: str | None
+    """Why a reflection should run now (``negative``, ``messages``, ``dialogues``), if it should."""
     prompt_items: int
     usage: dict[str, int]
     """Tokens the chat model reported: input, output."""

@@ -7,13 +7,15 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from tianma.memory import schema as t
 from tianma.memory.changes import ChangeSet, undo_run
 from tianma.memory.records import Kind, Provenance
 from tianma.memory.service import Memory
 from tianma.memory.sql_store import SqlMemoryStore, map_sql_errors
+from tianma.policies.credit import NEGATIVE
+from tianma.settings import LearningSettings
 
 WINDOW_LIMIT = 200
 """At most this many messages per reflection (the newest)."""
@@ -232,3 +234,36 @@ def maintain_user(memory: Memory, user_id: str, at: datetime) -> dict[str, Any]:
             )  # fmt: skip
     reindex(memory, user_id, changes.touched)
     return report
+
+
+def reflection_due(
+    store: SqlMemoryStore, user_id: str, dialogue_id: str | None, rules: LearningSettings
+) -> str | None:
+    """Which reflection trigger has fired for the user, if any (DESIGN.md §5)."""
+    since = last_reflected_until(store, user_id)
+    r = t.records.c
+    after = [r.at > since] if since is not None else []
+    with map_sql_errors(), store.engine.connect() as conn:
+        if dialogue_id is not None:
+            turns = conn.execute(
+                select(func.count()).where(r.user_id == user_id, r.kind == "event", r.role == "user",
+                                           r.dialogue_id == dialogue_id, *after)
+            ).scalar_one()  # fmt: skip
+            signals = conn.execute(
+                select(r.data).where(r.user_id == user_id, r.kind == "signal", r.dialogue_id == dialogue_id,
+                                     *[r.created_at > since] if since is not None else [])
+            ).scalars()  # fmt: skip
+            negative = sum(1 for data in signals if (data or {}).get("type") in NEGATIVE)
+            if turns >= rules.negative_min_turns and negative / turns > rules.negative_share:
+                return "negative"
+        messages = conn.execute(
+            select(func.count()).where(r.user_id == user_id, r.kind == "event", r.role == "user", *after)
+        ).scalar_one()
+        if messages >= rules.every_messages:
+            return "messages"
+        d = t.dialogues.c
+        ended = [d.ended_at > since] if since is not None else []
+        finished = conn.execute(
+            select(func.count()).where(d.user_id == user_id, d.ended_at.is_not(None), *ended)
+        ).scalar_one()
+    return "dialogues" if finished >= rules.every_dialogues else None

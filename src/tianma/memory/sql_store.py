@@ -265,6 +265,18 @@ class SqlMemoryStore:
             with map_sql_errors(), self.engine.begin() as conn:
                 conn.execute(t.injections.insert(), values)
 
+    def get_dialogue_user(self, dialogue_id: str) -> str:
+        """The user a dialogue belongs to.
+
+        Raises:
+            RecordNotFoundError: no such dialogue.
+        """
+        with map_sql_errors(), self.engine.connect() as conn:
+            user = conn.execute(select(t.dialogues.c.user_id).where(t.dialogues.c.id == dialogue_id)).scalar()
+        if user is None:
+            raise RecordNotFoundError(f"no dialogue {dialogue_id}")
+        return str(user)
+
     def end_dialogue(self, dialogue_id: str, at: datetime) -> None:
         """Mark a dialogue finished.
 

@@ -6,7 +6,9 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-SignalType = Literal["like", "dislike", "correction", "resubmit", "repeat", "silence"]
+from tianma.policies.cues import detect_cue
+
+SignalType = Literal["like", "dislike", "correction", "resubmit", "repeat", "silence", "impatience", "praise"]
 Feedback = Literal["like", "dislike", "correction"]
 FEEDBACK_KINDS: tuple[Feedback, ...] = ("like", "dislike", "correction")
 
@@ -19,15 +21,6 @@ CONFIDENCE: dict[SignalType, float] = {
     "silence": 0.3,
 }
 """How much each kind of signal is believed (seed 001 §3.3)."""
-
-POLARITY: dict[SignalType, int] = {
-    "like": 1,
-    "dislike": -1,
-    "correction": -1,
-    "resubmit": -1,
-    "repeat": -1,
-    "silence": -1,
-}
 
 REPHRASE_JACCARD = 0.6
 """Token overlap above which a follow-up message is the same request said again."""
@@ -76,6 +69,16 @@ def detect_rephrase(
         CONFIDENCE["resubmit"],
         f"token overlap {overlap:.2f} with the previous message",
     )
+
+
+def detect_text_cue(message: str, previous_event_id: str | None) -> DetectedSignal | None:
+    """A correction, impatience or praise in this message, judging the previous reply."""
+    if previous_event_id is None:
+        return None
+    cue = detect_cue(message)
+    if cue is None:
+        return None
+    return DetectedSignal(cue.type, previous_event_id, cue.strength, f"cue: {cue.evidence}")
 
 
 def detect_repeat(
