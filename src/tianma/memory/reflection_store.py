@@ -107,7 +107,8 @@ def _apply(
                 trigger=p.get("trigger") or {}, priority=p.get("priority", 0), weight=item["confidence"]
             )
         new = changes.create(p["kind"], p["content"], prov, key=p.get("key"), scope=p.get("scope", "global"),
-                             confidence=item["confidence"], status=item["status"], data=data)  # fmt: skip
+                             confidence=item["confidence"], status=item["status"], data=data,
+                             importance=p.get("importance", 0.5))  # fmt: skip
         created[(p["kind"], p["content"])] = new
         return f"created_{item['status']}"
     if action == "support":

@@ -16,6 +16,7 @@ from tianma.memory.extract import extract_statements
 from tianma.memory.records import Kind, record_from_dict, record_to_dict
 from tianma.memory.reflection_store import last_reflected_until, publish_plan, window_events
 from tianma.policies import reflection as planning
+from tianma.policies.importance import IMPORTANCE_THRESHOLD, importance
 from tianma.policies.reflection import PlanItem, Proposal
 from tianma.policies.reflection_scoring import score_plan
 from tianma.prompting import reflection_messages
@@ -42,14 +43,20 @@ def reflect(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[st
     """Rule-based extraction always; one LLM call (JSON, low temperature) on top."""
     events = state.get("events", [])
     proposals: list[Proposal] = []
-    moods = 0
+    moods = unimportant = 0
+    known_keys = {r.get("key") for r in state.get("existing", []) if r.get("key")}
     for ev in events:
         for item in extract_statements(ev["text"]):
             if item.time_bound:
                 moods += 1  # a passing mood or state of today is not a long-term memory
                 continue
+            weight = importance(item, recurring=item.key in known_keys)
+            if weight < IMPORTANCE_THRESHOLD:
+                unimportant += 1  # stays in the short-term window and the event log only
+                continue
             proposals.append(Proposal(item.kind, item.content, (ev["id"],), "rules", key=item.key,
-                                      polarity=item.polarity, scope=item.scope, confidence=item.confidence))  # fmt: skip
+                                      polarity=item.polarity, scope=item.scope, confidence=item.confidence,
+                                      importance=weight))  # fmt: skip
     llm: dict[str, Any] = {"called": False}
     if events:
         result = call_structured(
@@ -67,7 +74,10 @@ def reflect(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[st
             proposals.extend(llm_items)
             llm["ignored_items"] = ignored
     current_span().set_attribute("tianma.reflection.proposals", len(proposals))
-    return {"proposals": [asdict(p) for p in proposals], "llm": {**llm, "moods_skipped": moods}}
+    return {
+        "proposals": [asdict(p) for p in proposals],
+        "llm": {**llm, "moods_skipped": moods, "below_importance": unimportant},
+    }
 
 
 REFLECTION_TEMPERATURE = 0.2

@@ -38,6 +38,7 @@ class Proposal:
     trigger: dict[str, Any] | None = None
     priority: int = 0
     confidence: float | None = None
+    importance: float = 0.5
 
 
 @dataclass(frozen=True, slots=True)
