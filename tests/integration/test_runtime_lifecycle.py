@@ -140,3 +140,19 @@ def test_empty_input_is_refused(make_runtime: RuntimeFactory) -> None:
         rt.chat("u", "   ")
     with pytest.raises(InvalidInputError):
         rt.chat("", "hi")
+
+
+def test_the_rolling_summary_is_written_by_the_model_when_it_can(make_runtime: RuntimeFactory) -> None:
+    summary = '{"topic": "买牛奶的清单", "user_view": "要低脂", "decision": "记下了", "open_items": "", "emotion": "平静"}'
+
+    def respond(messages: list) -> str:  # type: ignore[type-arg]
+        return summary if "rolling summary" in str(messages[0].content) else "收到。"
+
+    model = ScriptedChatModel(responder=respond)
+    rt = make_runtime(chat_model=model, embedder=CharacterEmbedder(), learning={"auto_reflect": False})
+    for i in range(22):
+        rt.chat("u", f"第{i}件事：记得买牛奶", dialogue_id="long", at=T0 + timedelta(minutes=i))
+    folded = [
+        str(m.content) for m in model.prompts[-1] if m.type == "system" and "早前对话摘要" in str(m.content)
+    ]
+    assert folded and "买牛奶的清单" in folded[0] and "平静" in folded[0]

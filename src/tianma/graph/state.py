@@ -23,6 +23,8 @@ class TurnState(TypedDict, total=False):
     """The last turns verbatim (the window); older ones are folded into ``summary``."""
     summary: dict[str, str]
     """Rolling summary of folded turns: topic, user_view, decision, open_items, emotion."""
+    summary_turns: int
+    """Folded turns the current summary covers (it is rewritten from scratch at 20)."""
     domain: str
     """Inferred domain of the request."""
     strategies: list[dict[str, Any]]

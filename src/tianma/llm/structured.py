@@ -296,3 +296,14 @@ def call_structured(
             continue
         return StructuredResult(value, attempts, tuple(raw), None, tokens_in, tokens_out)
     return StructuredResult(None, attempts, tuple(raw), error, tokens_in, tokens_out)
+
+
+STRUCTURED_TEMPERATURE = 0.2
+"""Temperature of structured calls (reflection, summaries): stable output, no improvising."""
+
+
+def at_low_temperature(model: BaseChatModel) -> BaseChatModel:
+    """A copy of the model at :data:`STRUCTURED_TEMPERATURE` (a model without one as given)."""
+    if "temperature" not in type(model).model_fields:
+        return model
+    return model.model_copy(update={"temperature": STRUCTURED_TEMPERATURE})

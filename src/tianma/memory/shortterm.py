@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage
 
@@ -58,11 +58,23 @@ def summarise(turns: Sequence[Sequence[AnyMessage]], previous: dict[str, str] | 
     }
 
 
+Summariser = Callable[[Sequence[Sequence[AnyMessage]], dict[str, str] | None], dict[str, str]]
+
+REPLACE_EVERY = 20
+"""The summary is rewritten from scratch once it covers this many folded turns."""
+
+
 def fold_window(
-    messages: Sequence[AnyMessage], summary: dict[str, str] | None, keep_turns: int, fold_turns: int
+    messages: Sequence[AnyMessage],
+    summary: dict[str, str] | None,
+    keep_turns: int,
+    fold_turns: int,
+    summariser: Summariser | None = None,
 ) -> tuple[list[RemoveMessage], dict[str, str] | None, int]:
     """When the window holds more than ``keep_turns`` turns, fold the oldest ``fold_turns``.
 
+    ``summariser`` (default: the deterministic :func:`summarise`) merges the folded turns into the
+    previous summary; pass ``None`` as previous to replace it wholesale.
     Returns the removals for the ``messages`` channel, the new summary and how many turns folded.
     """
     turns = split_turns(messages)
@@ -71,7 +83,7 @@ def fold_window(
     count = max(fold_turns, len(turns) - keep_turns)
     folded = turns[:count]
     removals = [RemoveMessage(id=m.id) for t in folded for m in t if m.id is not None]
-    return removals, summarise(folded, summary), count
+    return removals, (summariser or summarise)(folded, summary), count
 
 
 def _clip(text: str, limit: int = 200) -> str:

@@ -10,10 +10,11 @@ from langgraph.runtime import Runtime
 
 from tianma.graph.deps import Deps
 from tianma.graph.state import TurnState, TurnUpdate
+from tianma.llm.summary import summarise_with_model
 from tianma.memory.feedback import apply_signal
 from tianma.memory.records import NewEvent
 from tianma.memory.reflection_store import reflection_due
-from tianma.memory.shortterm import fold_window
+from tianma.memory.shortterm import REPLACE_EVERY, fold_window
 from tianma.memory.tokenize import token_set
 from tianma.policies.signals import DetectedSignal, detect_repeat, detect_rephrase, detect_text_cue
 from tianma.telemetry import semconv as sc
@@ -74,8 +75,14 @@ def capture_signals(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
                                         detail=sig.detail)  # fmt: skip
         apply_signal(deps.memory, record, at)
     window = deps.settings.window
+    covered = state.get("summary_turns", 0)
+    previous = state.get("summary") if covered < REPLACE_EVERY else None  # rewritten every 20 turns
+
+    def summariser(turns: Any, prior: dict[str, str] | None) -> dict[str, str]:
+        return summarise_with_model(deps.chat_model, turns, prior)
+
     removals, summary, folded = fold_window(
-        state.get("messages", []), state.get("summary"), window.turns, window.fold
+        state.get("messages", []), previous, window.turns, window.fold, summariser
     )
     due = reflection_due(deps.memory.store, user_id, state["dialogue_id"], deps.settings.learning)
     span = current_span()
@@ -89,4 +96,5 @@ def capture_signals(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     }  # fmt: skip
     if folded:
         update["messages"], update["summary"] = removals, summary
+        update["summary_turns"] = (covered if previous is not None else 0) + folded
     return update

@@ -6,12 +6,11 @@ from dataclasses import asdict
 from typing import Any
 
 import numpy as np
-from langchain_core.language_models import BaseChatModel
 from langgraph.runtime import Runtime
 
 from tianma.graph.reflection import ReflectionDeps, ReflectionState
 from tianma.llm.reflection_schema import ReflectionResult
-from tianma.llm.structured import call_structured
+from tianma.llm.structured import at_low_temperature, call_structured
 from tianma.memory.extract import extract_statements
 from tianma.memory.records import Kind, record_from_dict, record_to_dict
 from tianma.memory.reflection_store import last_reflected_until, publish_plan, window_events
@@ -78,16 +77,6 @@ def reflect(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[st
         "proposals": [asdict(p) for p in proposals],
         "llm": {**llm, "moods_skipped": moods, "below_importance": unimportant},
     }
-
-
-REFLECTION_TEMPERATURE = 0.2
-
-
-def at_low_temperature(model: BaseChatModel) -> BaseChatModel:
-    """A copy of the model at temperature 0.2 for structured calls (models without one as given)."""
-    if "temperature" not in type(model).model_fields:
-        return model
-    return model.model_copy(update={"temperature": REFLECTION_TEMPERATURE})
 
 
 def proposals_from_llm(
