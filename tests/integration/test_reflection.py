@@ -225,3 +225,20 @@ def test_decay_makes_an_idle_memory_inactive_and_a_hit_prevents_it(make_runtime:
     rt.undo_reflection(next(r["run_id"] for r in reports if idle in r["inactive"]))
     assert rt.memory.store.get(idle).status == "active"
     assert idle in {h.id for h in rt.search("u", "猫叫咪咪", k=5)}
+
+
+def test_the_reflection_graph_is_traced(rt: Runtime, spans: Any) -> None:
+    rt.chat("u", "我对花生过敏。", dialogue_id="d1", at=T0)
+    spans.clear()
+    (report,) = rt.reflect("u", at=T0 + timedelta(hours=1))
+    finished = {s.name: s for s in spans.get_finished_spans()}
+    names = ["gather", "reflect", "merge_evidence", "detect_contradictions", "score", "publish"]
+    for name in names:
+        assert f"tianma.reflection {name}" in finished
+    assert finished["tianma.reflection gather"].attributes["tianma.reflection.window_events"] == 1
+    assert finished["tianma.reflection reflect"].attributes["tianma.reflection.llm_dropped"] is True
+    (decision,) = [
+        e for e in finished["tianma.reflection score"].events if e.name == "tianma.reflection.decision"
+    ]
+    assert decision.attributes["status"] == "pending" and "content" not in decision.attributes
+    assert finished["tianma.reflection publish"].attributes["tianma.reflection.run_id"] == report["run_id"]

@@ -72,7 +72,11 @@ def reflect(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[st
             llm_items, ignored = proposals_from_llm(result.value, window, known)
             proposals.extend(llm_items)
             llm["ignored_items"] = ignored
-    current_span().set_attribute("tianma.reflection.proposals", len(proposals))
+    span = current_span()
+    span.set_attribute("tianma.reflection.proposals", len(proposals))
+    span.set_attribute("tianma.reflection.llm_dropped", bool(llm.get("dropped")))
+    span.set_attribute("tianma.reflection.moods_skipped", moods)
+    span.set_attribute("tianma.reflection.below_importance", unimportant)
     return {
         "proposals": [asdict(p) for p in proposals],
         "llm": {**llm, "moods_skipped": moods, "below_importance": unimportant},
@@ -136,7 +140,9 @@ def merge_evidence_node(state: ReflectionState, runtime: Runtime[ReflectionDeps]
     plan = planning.merge_evidence([p for p in proposals if p.polarity != "deprecate"], existing, similar)
     plan += [PlanItem("supersede", p, p.replaces, f"deprecated by reflection: {p.content}", p.source_event_ids)
              for p in proposals if p.polarity == "deprecate"]  # fmt: skip
-    current_span().set_attribute("tianma.reflection.merged", sum(i.action == "support" for i in plan))
+    current_span().set_attribute(
+        "tianma.reflection.merged_into", [i.target_id for i in plan if i.action == "support" and i.target_id]
+    )
     return {"plan": [plan_to_dict(i) for i in plan]}
 
 
@@ -144,7 +150,13 @@ def detect_contradictions_node(state: ReflectionState, runtime: Runtime[Reflecti
     """Supersede by key and scope; disable opposite strategies of equal priority."""
     existing = [record_from_dict(r) for r in state.get("existing", [])]
     plan, found = planning.detect_contradictions([plan_from_dict(i) for i in state.get("plan", [])], existing)
-    current_span().set_attribute("tianma.reflection.contradictions", len(found))
+    span = current_span()
+    span.set_attribute("tianma.reflection.contradictions", len(found))
+    for c in found:
+        span.add_event(
+            "tianma.reflection.contradiction",
+            {"type": c["type"], "resolution": c.get("resolution", "superseded")},
+        )
     return {"plan": [plan_to_dict(i) for i in plan], "llm": {**state.get("llm", {}), "contradictions": found}}
 
 
@@ -153,7 +165,14 @@ def score(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[str,
     existing = {r["id"]: record_from_dict(r) for r in state.get("existing", [])}
     days = {e["id"]: e["at"].date() for e in state.get("events", [])}
     scored = score_plan(state.get("plan", []), existing, days, state["at"])
-    current_span().set_attribute("tianma.reflection.active", sum(i.get("status") == "active" for i in scored))
+    span = current_span()
+    for item in scored:
+        if "status" in item:
+            attrs = {"action": item["action"], "kind": item["proposal"]["kind"], "status": item["status"],
+                     "confidence": float(item["confidence"]), "reason": str(item.get("decision", ""))}  # fmt: skip
+            if runtime.context.settings.telemetry.capture_content:
+                attrs["content"] = item["proposal"]["content"]
+            span.add_event("tianma.reflection.decision", attrs)
     return {"plan": scored}
 
 
