@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
+from langchain_core.messages import BaseMessage
 
 from tianma.llm.scripted import ScriptedChatModel
 from tianma.memory.protocols import Matrix, Vector
 
-__all__ = ["CharacterEmbedder", "ScriptedChatModel"]
+__all__ = ["CharacterEmbedder", "ScriptedChatModel", "is_reflection_prompt", "learning_model"]
 
 
 class CharacterEmbedder:
@@ -42,3 +43,23 @@ class CharacterEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.vstack([self._one(t) for t in texts])
+
+
+def is_reflection_prompt(messages: Sequence[BaseMessage]) -> bool:
+    """Whether a prompt is tianma's reflection prompt (not a chat turn)."""
+    return "recent messages" in str(messages[-1].content)
+
+
+def learning_model(
+    reflection_reply: str | Callable[[str], str], chat_reply: str = "好的。"
+) -> ScriptedChatModel:
+    """Chat turns get ``chat_reply``; reflection prompts get ``reflection_reply`` (or its result
+    for the prompt text)."""
+
+    def respond(messages: Sequence[BaseMessage]) -> str:
+        if not is_reflection_prompt(messages):
+            return chat_reply
+        prompt = str(messages[-1].content)
+        return reflection_reply(prompt) if callable(reflection_reply) else reflection_reply
+
+    return ScriptedChatModel(responder=respond)

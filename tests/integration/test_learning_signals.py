@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import func, select
 
 from tests.conftest import RuntimeFactory
-from tests.fakes import CharacterEmbedder, ScriptedChatModel
+from tests.fakes import CharacterEmbedder, learning_model
 from tests.unit.llm.test_structured import OUTCOMES
 from tianma import Runtime
 from tianma.memory import schema as t
@@ -29,9 +29,7 @@ def add_fact(rt: Runtime, user: str, content: str, key: str) -> str:
 
 @pytest.fixture
 def rt(make_runtime: RuntimeFactory) -> Runtime:
-    model = ScriptedChatModel(
-        responder=lambda m: "好的。" if "recent messages" not in str(m[-1].content) else "{}"
-    )
+    model = learning_model("{}")
     return make_runtime(chat_model=model, embedder=CharacterEmbedder(), learning={"auto_reflect": False})
 
 
@@ -69,16 +67,11 @@ def test_weak_signals_write_only_when_two_merge(rt: Runtime) -> None:
 @pytest.mark.parametrize("case", sorted(name for name, outcome in OUTCOMES.items() if outcome == "dropped"))
 def test_a_malformed_reflection_writes_nothing(make_runtime: RuntimeFactory, case: str) -> None:
     broken = (CORPUS / f"{case}.txt").read_text(encoding="utf-8")
-    holder: dict[str, str] = {}
 
-    def respond(messages: list) -> str:  # type: ignore[type-arg]
-        prompt = str(messages[-1].content)
-        if "recent messages" not in prompt:
-            return "好的。"
-        holder["id"] = re.findall(r"\[([0-9a-f-]{36})\]", prompt)[0]
-        return re.sub(r"evt_\d+", holder["id"], broken)  # cite a real event: only the syntax is wrong
+    def respond(prompt: str) -> str:  # cite a real event: only the syntax is wrong
+        return re.sub(r"evt_\d+", re.findall(r"\[([0-9a-f-]{36})\]", prompt)[0], broken)
 
-    rt = make_runtime(chat_model=ScriptedChatModel(responder=respond), embedder=CharacterEmbedder(),
+    rt = make_runtime(chat_model=learning_model(respond), embedder=CharacterEmbedder(),
                       learning={"auto_reflect": False})  # fmt: skip
     rt.chat("u", "今天下午开了一个很长的会", dialogue_id="d", at=T0)
     before = learnt_rows(rt)
@@ -91,13 +84,10 @@ def test_the_clean_control_case_does_write(make_runtime: RuntimeFactory) -> None
     """The corpus test above is meaningful: the same pipeline writes when the JSON is valid."""
     clean = (CORPUS / "01-clean-control.txt").read_text(encoding="utf-8")
 
-    def respond(messages: list) -> str:  # type: ignore[type-arg]
-        prompt = str(messages[-1].content)
-        if "recent messages" not in prompt:
-            return "好的。"
+    def respond(prompt: str) -> str:
         return re.sub(r"evt_\d+", re.findall(r"\[([0-9a-f-]{36})\]", prompt)[0], clean)
 
-    rt = make_runtime(chat_model=ScriptedChatModel(responder=respond), embedder=CharacterEmbedder(),
+    rt = make_runtime(chat_model=learning_model(respond), embedder=CharacterEmbedder(),
                       learning={"auto_reflect": False})  # fmt: skip
     rt.chat("u", "今天下午开了一个很长的会", dialogue_id="d", at=T0)
     (report,) = rt.reflect("u", at=T0 + timedelta(hours=1))
@@ -112,9 +102,7 @@ def learnt_rows(rt: Runtime) -> int:
 
 
 def test_twenty_messages_trigger_a_reflection(make_runtime: RuntimeFactory) -> None:
-    model = ScriptedChatModel(
-        responder=lambda m: "好的。" if "recent messages" not in str(m[-1].content) else "{}"
-    )
+    model = learning_model("{}")
     rt = make_runtime(chat_model=model, embedder=CharacterEmbedder())
     topics = ["天气", "股票", "晚饭", "电影", "跑步", "读书", "旅行", "音乐", "猫", "工作",
               "咖啡", "周末", "手机", "花园", "篮球", "历史", "做饭", "画画", "游泳", "编程"]  # fmt: skip
@@ -127,9 +115,7 @@ def test_twenty_messages_trigger_a_reflection(make_runtime: RuntimeFactory) -> N
 
 
 def test_a_dialogue_going_badly_triggers_a_reflection_at_once(make_runtime: RuntimeFactory) -> None:
-    model = ScriptedChatModel(
-        responder=lambda m: "好的。" if "recent messages" not in str(m[-1].content) else "{}"
-    )
+    model = learning_model("{}")
     rt = make_runtime(chat_model=model, embedder=CharacterEmbedder())
     rt.chat("u", "帮我订明天去上海的机票", dialogue_id="d", at=T0)
     rt.chat("u", "不对，是后天", dialogue_id="d", at=T0 + timedelta(minutes=1))
@@ -140,9 +126,7 @@ def test_a_dialogue_going_badly_triggers_a_reflection_at_once(make_runtime: Runt
 
 
 def test_five_finished_dialogues_trigger_a_reflection(make_runtime: RuntimeFactory) -> None:
-    model = ScriptedChatModel(
-        responder=lambda m: "好的。" if "recent messages" not in str(m[-1].content) else "{}"
-    )
+    model = learning_model("{}")
     rt = make_runtime(chat_model=model, embedder=CharacterEmbedder())
     for i in range(5):
         rt.chat("u", f"第{i}次聊天", dialogue_id=f"d{i}", at=T0 + timedelta(hours=i))

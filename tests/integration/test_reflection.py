@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from langchain_core.messages import BaseMessage
 from sqlalchemy import select
 
 from tests.conftest import RuntimeFactory
-from tests.fakes import CharacterEmbedder, ScriptedChatModel
+from tests.fakes import CharacterEmbedder, ScriptedChatModel, learning_model
 from tianma import InvalidInputError, Runtime
 from tianma.memory import schema as t
 from tianma.policies.promotion import Support, decide
@@ -28,24 +27,19 @@ def reflection_model(
 ) -> ScriptedChatModel:
     """A scripted LLM: chat turns get "好的", reflection prompts get JSON built by ``rules``."""
 
-    def respond(messages: Sequence[BaseMessage]) -> str:
-        prompt = str(messages[-1].content)
-        if "recent messages" not in prompt:
-            return "好的。"
+    def respond(prompt: str) -> str:
         out: dict[str, list[dict[str, Any]]] = {k: [] for k in EMPTY}
         for event_id, text in LINE.findall(prompt):
             for key, items in (rules(event_id, text) if rules else {}).items():
                 out[key].extend(items)
         return json.dumps(out, ensure_ascii=False)
 
-    return ScriptedChatModel(responder=respond)
+    return learning_model(respond)
 
 
 def no_llm() -> ScriptedChatModel:
     """A model whose reflection output is always unusable: only the rule-based pass remains."""
-    return ScriptedChatModel(
-        responder=lambda m: "好的。" if "recent messages" not in str(m[-1].content) else "抱歉，我无法完成"
-    )
+    return learning_model("抱歉，我无法完成")
 
 
 def learnt(rt: Runtime, user: str = "u") -> dict[str, list[Any]]:
