@@ -236,3 +236,15 @@ def test_the_reflection_graph_is_traced(rt: Runtime, spans: Any) -> None:
     ]
     assert decision.attributes["status"] == "pending" and "content" not in decision.attributes
     assert finished["tianma.reflection publish"].attributes["tianma.reflection.run_id"] == report["run_id"]
+
+
+def test_a_change_of_mind_under_the_same_key_supersedes_instead_of_supporting(rt: Runtime) -> None:
+    for day in range(2):
+        rt.chat("u", "以后回答简短一点", dialogue_id=f"a{day}", at=T0 + timedelta(days=day))
+        rt.reflect("u", at=T0 + timedelta(days=day, hours=1))
+    (short,) = [r for r in rt.memories("u", kind="preference") if r.status == "active"]
+    rt.chat("u", "以后回答详细一点", dialogue_id="b", at=T0 + timedelta(days=3))
+    rt.reflect("u", at=T0 + timedelta(days=3, hours=1))
+    statuses = {r.content: r.status for r in rt.memories("u", kind="preference")}
+    assert statuses[short.content] == "deprecated"
+    assert [c for c, s in statuses.items() if s == "active"] == ["回答详细一点"]

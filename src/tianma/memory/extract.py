@@ -165,6 +165,8 @@ _LANGUAGE = _rx(r"用(?:英文|英语|中文|汉语|普通话|日语|日文|粤�
                 r"|\b(?:answer|reply|respond|write|speak|talk)(?: to me)? in (?:English|Chinese|Mandarin|Cantonese|Japanese|Spanish|French|German)\b")
 _EMOJI = _rx(r"表情|颜文字|\bemojis?\b")
 _NEG_DIRECTIVE = _rx(rf"^(?:{_WHEN}|你|也|都|就|再|千万|可|\s)*(?P<neg>别|不要|不用|不必|甭|不许|不准|不需要|don't|do not|never|stop|no more)(?=\s*\S)")
+_PERMIT_DIRECTIVE = _rx(rf"^(?:{_WHEN}|你|\s)*(?:也|又|还是|照样)?(?:可以|能够?)(?:再|继续)?(?=\s*\S)|^(?:you\s+)?(?:can|may)\s+(?:again\s+)?(?=\S)")
+"""A change of mind phrased as permission: 以后周末也可以给我安排提醒了 / you can book meetings again."""
 _POS_DIRECTIVE = _rx(rf"^(?:{_WHEN}|你|也|都|就|\s)*(?:要|先|用|多|尽量|每次|都|总是|记得|帮我|给我|提醒我|直接|只|按|always\b|use\b|give\b|answer\b|reply\b|remind\b|include\b|add\b)")
 _SCHEDULE = (("reminders", _rx(r"提醒|闹钟|\bremind(?:ers?)?\b|\balarms?\b")), ("notifications", _rx(r"通知|推送|打扰|\bnotifications?\b|\bdisturb\b|\bping\b")),
              ("meetings", _rx(r"会议|开会|\bmeetings?\b")))
@@ -358,9 +360,10 @@ def _directive(cl: _Clause) -> list[Extracted]:
     """Imperatives to the assistant: 别/不要…, don't/never… on a known subject; 以后/always… on any subject."""
     t = cl.text
     neg = _NEG_DIRECTIVE.match(t)
-    if neg is None and (_POS_DIRECTIVE.match(t) is None or not cl.explicit):
+    permit = _PERMIT_DIRECTIVE.match(t) if neg is None and cl.explicit else None
+    if neg is None and permit is None and (_POS_DIRECTIVE.match(t) is None or not cl.explicit):
         return []
-    body = t[neg.end() :].strip() if neg else t
+    body = t[neg.end() :].strip() if neg else t[permit.end() :].strip() if permit else t
     if _IDLE.match(body) or _BAD_ITEM.search(re.sub(r"^(?:给我|帮我)", "", body)):
         return []  # 别担心, 不用了, don't worry, never mind, 别这样
     key = next((f"preference.schedule.{what}" for what, rx in _SCHEDULE if rx.search(body)), None)

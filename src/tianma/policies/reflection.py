@@ -20,6 +20,8 @@ Similarity = Callable[[str, str], float]
 
 SAME_MEANING = 0.92
 """Embedding similarity (cosine of passages) above which two contents say the same thing."""
+SAME_KEY_MEANING = 0.97
+"""Under one key, "回答简短一点" and "回答详细一点" embed alike: a change of mind, not support."""
 _NEGATIONS = ("不要", "不", "别", "没", "勿", "never ", "don't ", "do not ", "not ", "no ")
 
 
@@ -62,7 +64,10 @@ def dedupe(proposals: Sequence[Proposal]) -> list[Proposal]:
     """One proposal per (kind, key, polarity) or per normalised content; sources are merged."""
     out: dict[tuple[str, str], Proposal] = {}
     for p in proposals:
-        ident = (p.kind, f"{p.key}|{p.polarity}|{p.scope}" if p.key else normalise(p.content))
+        ident = (
+            p.kind,
+            f"{p.key}|{p.polarity}|{p.scope}|{normalise(p.content)}" if p.key else normalise(p.content),
+        )
         if ident in out:
             kept = out[ident]
             merged = tuple(dict.fromkeys(kept.source_event_ids + p.source_event_ids))
@@ -75,10 +80,21 @@ def dedupe(proposals: Sequence[Proposal]) -> list[Proposal]:
 def _same_item(p: Proposal, r: MemoryRecord, similar: Similarity) -> bool:
     if r.kind != p.kind:
         return False
-    if p.key and r.key == p.key and r.scope == p.scope and p.polarity and r.data.get("polarity"):
-        return bool(r.data.get("polarity") == p.polarity)
     if p.key and r.key and r.key != p.key:
         return False
+    if (
+        p.key
+        and r.key == p.key
+        and p.polarity
+        and r.data.get("polarity")
+        and r.data["polarity"] != p.polarity
+    ):
+        return False
+    if p.key and r.key == p.key:  # same subject: the same item only if it says the same thing
+        return normalise(r.content) == normalise(p.content) or (
+            has_negation(r.content) == has_negation(p.content)
+            and similar(r.content, p.content) >= SAME_KEY_MEANING
+        )
     if has_negation(r.content) != has_negation(p.content):  # "喜欢…" vs "不喜欢…" embed alike
         return False
     return normalise(r.content) == normalise(p.content) or similar(r.content, p.content) >= SAME_MEANING

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from tianma.memory.records import Candidate, ScoredMemory
+from tianma.policies.reflection import normalise
+from tianma.policies.signals import is_only_question
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +28,8 @@ class RerankPolicy:
     Tuned on LoCoMo conv-26 (dev set): 0.5 dropped evidence R@5 from 54.8 to 27.0."""
     max_hit_bonus: int = 10
     """Hits beyond this add nothing (seed: ``confidence * (1 + 0.1 * hit_count)``)."""
+    question_factor: float = 0.6
+    """A past message that only asked something carries little about the user; statements win."""
 
 
 def recency(last_seen: datetime, now: datetime, half_life_days: float) -> float:
@@ -42,7 +46,8 @@ def score_candidate(candidate: Candidate, now: datetime, policy: RerankPolicy) -
     time_factor = policy.recency_floor + (1.0 - policy.recency_floor) * fresh
     trust = rec.confidence * (1.0 + 0.1 * min(rec.hit_count, policy.max_hit_bonus))
     weight = 0.5 + 0.5 * rec.importance
-    return candidate.relevance * time_factor * min(1.5, 0.5 + trust) * weight
+    asked = policy.question_factor if rec.kind == "event" and is_only_question(rec.content) else 1.0
+    return candidate.relevance * time_factor * min(1.5, 0.5 + trust) * weight * asked
 
 
 def rerank(
@@ -52,6 +57,14 @@ def rerank(
     cap = min(policy.max_kept, 5) if limit is None else limit
     scored = [(score_candidate(c, now, policy), c) for c in candidates if c.relevance >= policy.min_relevance]
     scored.sort(key=lambda pair: pair[0], reverse=True)
+    seen: set[str] = set()
+    unique = []
+    for pair in scored:  # the same words said twice inject once (the best-scored copy)
+        text = normalise(pair[1].record.content)
+        if text not in seen:
+            seen.add(text)
+            unique.append(pair)
+    scored = unique
     return [
         ScoredMemory(
             id=c.record.id,

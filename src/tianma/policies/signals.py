@@ -49,6 +49,18 @@ def is_question(text: str) -> bool:
     return bool(_QUESTION.search(text.strip()))
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？…])\s*")
+
+
+def is_only_question(text: str) -> bool:
+    """Whether every sentence of a message asks something ("周六呢？"), i.e. it states nothing.
+
+    "I went to the group yesterday! How about you?" states something: it is not only a question.
+    """
+    sentences = [s for s in _SENTENCE_END.split(text.strip()) if s.strip(" .!?。！？…")]
+    return bool(sentences) and all(is_question(s) for s in sentences)
+
+
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     """Overlap of two token sets."""
     return len(a & b) / len(a | b) if a and b else 0.0

@@ -272,3 +272,18 @@ def test_a_bare_prefix_joins_the_next_clause() -> None:
 
 def test_empty_and_whitespace() -> None:
     assert extract_statements("") == [] and extract_statements("  \n ") == []
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("以后周末别给我安排提醒", "以后周末也可以给我安排提醒了"),
+        ("以后晚上别给我发通知", "以后晚上也可以给我发通知"),
+    ],
+)
+def test_a_change_of_mind_phrased_as_permission_keeps_the_key_and_flips_polarity(
+    before: str, after: str
+) -> None:
+    (old,) = extract_statements(before)
+    (new,) = extract_statements(after)
+    assert old.key == new.key and (old.polarity, new.polarity) == ("must_not", "must")

@@ -66,3 +66,22 @@ def test_each_factor_moves_the_score_the_right_way() -> None:
 def test_an_old_exact_memory_still_beats_a_fresh_vague_one() -> None:
     kept = rerank([candidate("vague", 0.3), candidate("exact", 0.9, days_old=120)], NOW, RerankPolicy())
     assert kept[0].id == "exact"
+
+
+def event_candidate(rid: str, content: str, relevance: float) -> Candidate:
+    record = MemoryRecord(id=rid, user_id="u", kind="event", content=content, created_at=NOW, updated_at=NOW,
+                          provenance=Provenance(), confidence=1.0, at=NOW)  # fmt: skip
+    return Candidate(record=record, relevance=relevance, channels=("dense",))
+
+
+def test_a_past_question_ranks_below_a_statement_and_repeats_inject_once() -> None:
+    kept = rerank(
+        [
+            event_candidate("q1", "这周六有什么安排？", 0.8),
+            event_candidate("q2", "这周六有什么安排？", 0.79),
+            event_candidate("s", "以后周末别给我安排提醒", 0.6),
+        ],
+        NOW,
+        RerankPolicy(),
+    )
+    assert [m.id for m in kept] == ["s", "q1"]
