@@ -248,3 +248,32 @@ def test_a_change_of_mind_under_the_same_key_supersedes_instead_of_supporting(rt
     statuses = {r.content: r.status for r in rt.memories("u", kind="preference")}
     assert statuses[short.content] == "deprecated"
     assert [c for c, s in statuses.items() if s == "active"] == ["回答详细一点"]
+
+
+def test_validated_in_three_consecutive_dialogues_becomes_a_fact(rt: Runtime) -> None:
+    from tianma.memory.records import Provenance
+
+    def resident(content: str) -> str:
+        record = rt.memory.store.add_record(
+            "u", "preference", content, Provenance(source="test"), confidence=0.8
+        )
+        return record.id
+
+    kept, blamed = resident("回答控制在150字以内"), resident("先说结论再说细节")
+    for n, text in enumerate(["讲讲量子计算", "推荐一本历史书", "怎么做红烧肉"]):
+        turn = rt.chat("u", text, dialogue_id=f"d{n}", at=T0 + timedelta(days=n))
+        if n == 1:
+            rt.feedback(turn.event_id, "dislike")  # credited to both; then blame only one below
+    with rt.memory.store.engine.begin() as conn:  # keep the dislike's blame on `blamed` only
+        signals = conn.execute(select(t.records).where(t.records.c.kind == "signal")).all()
+        (signal,) = [s for s in signals if s.data["type"] == "dislike"]
+        conn.execute(
+            t.records.update().where(t.records.c.id == signal.id)
+            .values(data={**signal.data, "credited": [blamed]})
+        )  # fmt: skip
+    (report,) = rt.reflect("u", at=T0 + timedelta(days=3))
+    assert report["counts"].get("promoted") == 1
+    promoted = rt.memory.store.get(kept)
+    assert promoted.kind == "fact" and promoted.key is not None and promoted.version == 2
+    assert "promoted to fact" in rt.history(kept)[0]["change_reason"]
+    assert rt.memory.store.get(blamed).kind == "preference"

@@ -41,6 +41,8 @@ class ReflectionState(ReflectionInput, ReflectionOutput, total=False):
     """Active and pending learnt records (plain data)."""
     proposals: list[dict[str, Any]]
     plan: list[dict[str, Any]]
+    streaks: dict[str, int]
+    """Record id → consecutive dialogues it was injected in without a negative signal."""
     llm: dict[str, Any]
     """What the LLM call did: attempts, tokens, dropped and why."""
 

@@ -75,6 +75,7 @@ class ChangeSet:
         """Change a record, keeping its previous version with the reason and evidence."""
         before = self._row(record_id)
         allowed = {
+            "kind",
             "content",
             "confidence",
             "importance",

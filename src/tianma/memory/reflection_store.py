@@ -128,6 +128,11 @@ def _apply(
         new_id = created.get((p["kind"], p["content"])) if p else None
         changes.supersede(item["target_id"], new_id, reason=item["reason"], evidence=evidence)
         return "superseded"
+    if action == "promote":
+        changes.update(
+            item["target_id"], reason=item["reason"], evidence=evidence, kind="fact", key=item["key"]
+        )
+        return "promoted"
     if action == "disable":
         changes.set_status(item["target_id"], "disabled", reason=item["reason"], evidence=evidence)
         new_id = created.get((p["kind"], p["content"])) if p else None
@@ -268,3 +273,36 @@ def reflection_due(
             select(func.count()).where(d.user_id == user_id, d.ended_at.is_not(None), *ended)
         ).scalar_one()
     return "dialogues" if finished >= rules.every_dialogues else None
+
+
+def validated_streaks(store: SqlMemoryStore, user_id: str) -> dict[str, int]:
+    """For each record injected into the user's turns: its longest run of consecutive dialogues
+    in which it was injected and no negative signal was credited to it."""
+    r, i, d = t.records.c, t.injections.c, t.dialogues.c
+    with map_sql_errors(), store.engine.connect() as conn:
+        order = [
+            row[0] for row in conn.execute(select(d.id).where(d.user_id == user_id).order_by(d.started_at))
+        ]
+        used = conn.execute(
+            select(i.record_id, r.dialogue_id).join(t.records, r.id == i.event_id).where(i.user_id == user_id)
+        ).all()
+        signals = conn.execute(select(r.data).where(r.user_id == user_id, r.kind == "signal")).scalars().all()
+    position = {dialogue: n for n, dialogue in enumerate(order)}
+    blamed = {
+        rid for data in signals if (data or {}).get("type") in NEGATIVE or (data or {}).get("polarity", 0) < 0
+        for rid in (data or {}).get("credited", [])
+    }  # fmt: skip
+    seen: dict[str, set[int]] = {}
+    for record_id, dialogue in used:
+        if record_id not in blamed and dialogue in position:
+            seen.setdefault(record_id, set()).add(position[dialogue])
+    return {rid: _longest_run(sorted(spots)) for rid, spots in seen.items()}
+
+
+def _longest_run(spots: list[int]) -> int:
+    best = run = 0
+    previous = None
+    for spot in spots:
+        run = run + 1 if previous is not None and spot == previous + 1 else 1
+        best, previous = max(best, run), spot
+    return best

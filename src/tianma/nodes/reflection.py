@@ -13,11 +13,16 @@ from tianma.llm.reflection_schema import ReflectionResult
 from tianma.llm.structured import at_low_temperature, call_structured
 from tianma.memory.extract import extract_statements
 from tianma.memory.records import Kind, record_from_dict, record_to_dict
-from tianma.memory.reflection_store import last_reflected_until, publish_plan, window_events
+from tianma.memory.reflection_store import (
+    last_reflected_until,
+    publish_plan,
+    validated_streaks,
+    window_events,
+)
 from tianma.policies import reflection as planning
 from tianma.policies.importance import IMPORTANCE_THRESHOLD, importance
 from tianma.policies.reflection import PlanItem, Proposal
-from tianma.policies.reflection_scoring import score_plan
+from tianma.policies.reflection_scoring import promotions, score_plan
 from tianma.prompting import reflection_messages
 from tianma.telemetry import semconv as sc
 from tianma.telemetry.spans import current_span
@@ -35,7 +40,9 @@ def gather(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[str
     ]
     current_span().set_attribute("tianma.reflection.window_events", len(events))
     until = max((e["at"] for e in events), default=state["at"])
-    return {"events": events, "existing": [record_to_dict(r) for r in existing], "until": until}
+    streaks = validated_streaks(store, state["user_id"])
+    return {"events": events, "existing": [record_to_dict(r) for r in existing], "until": until,
+            "streaks": {r.id: streaks[r.id] for r in existing if r.id in streaks}}  # fmt: skip
 
 
 def reflect(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[str, Any]:
@@ -165,6 +172,7 @@ def score(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[str,
     existing = {r["id"]: record_from_dict(r) for r in state.get("existing", [])}
     days = {e["id"]: e["at"].date() for e in state.get("events", [])}
     scored = score_plan(state.get("plan", []), existing, days, state["at"])
+    scored += promotions(existing.values(), state.get("streaks", {}))
     span = current_span()
     for item in scored:
         if "status" in item:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime
 from typing import Any
 
@@ -75,3 +75,18 @@ def score_plan(
                         decision=decision.reason, independent=bool(new_events))  # fmt: skip
         out.append(item)
     return out
+
+
+PROMOTE_AFTER = 3
+"""A semantic memory validated in this many consecutive dialogues becomes a structured fact."""
+
+
+def promotions(existing: Iterable[MemoryRecord], streaks: Mapping[str, int]) -> list[dict[str, Any]]:
+    """Plan items promoting active preferences/experiences validated in 3 consecutive dialogues."""
+    return [
+        {"action": "promote", "proposal": None, "target_id": r.id, "evidence": [],
+         "reason": f"{r.kind} promoted to fact: validated in {streaks[r.id]} consecutive dialogues, no negative signal",
+         "key": r.key or f"note.{r.kind}.{r.id[:8]}"}
+        for r in existing
+        if r.kind in ("preference", "experience") and r.status == "active" and streaks.get(r.id, 0) >= PROMOTE_AFTER
+    ]  # fmt: skip
