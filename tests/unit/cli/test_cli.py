@@ -84,3 +84,29 @@ def test_doctor_warns_about_ollama_and_catches_a_stale_index(home: Path, tmp_pat
     rebuilt = runner.invoke(app, ["index", "rebuild", "--home", str(home)])
     assert rebuilt.exit_code == 0 and "indexed 2" in rebuilt.output
     assert runner.invoke(app, ["doctor", "--home", str(home)], env=env).exit_code == 0
+
+
+def test_reflect_history_undo_maintain_and_strategies(tmp_path: Path, e5: object) -> None:
+    path = tmp_path / "learn-home"
+    model = ScriptedChatModel(replies=["好"])
+    with Runtime(Settings(home=path), chat_model=model, embedder=e5) as rt:  # type: ignore[arg-type]
+        rt.chat("me", "我对花生过敏。", dialogue_id="d1", at=T0)
+    env = {"TIANMA_OLLAMA__BASE_URL": "http://127.0.0.1:9"}  # no LLM: the rule-based pass still learns
+    dry = runner.invoke(app, ["reflect", "--user", "me", "--dry-run", "--home", str(path)], env=env)
+    assert dry.exit_code == 0, dry.output
+    assert "would_create" in dry.output and "dropped" in dry.output
+    done = runner.invoke(app, ["reflect", "--home", str(path)], env=env)
+    assert done.exit_code == 0 and "created_pending" in done.output
+    run_id = done.output.split("run ", 1)[1].split()[0]
+    listed = runner.invoke(app, ["memory", "list", "--kind", "fact", "--home", str(path)])
+    assert "花生" in listed.output and "pending" in listed.output
+    with Runtime(Settings(home=path), chat_model=model, embedder=e5) as rt:  # type: ignore[arg-type]
+        (fact,) = rt.memories("me", kind="fact")
+    history = runner.invoke(app, ["memory", "history", fact.id[:8], "--home", str(path)])
+    assert history.exit_code == 0 and "(current)" in history.output
+    undone = runner.invoke(app, ["reflect", "undo", run_id, "--home", str(path)])
+    assert undone.exit_code == 0 and "restored 1" in undone.output
+    assert "花生" not in runner.invoke(app, ["memory", "list", "--kind", "fact", "--home", str(path)]).output
+    assert runner.invoke(app, ["maintain", "--home", str(path)]).exit_code == 0
+    strategies = runner.invoke(app, ["strategies", "list", "--home", str(path)])
+    assert strategies.exit_code == 0 and "0 strategies" in strategies.output
