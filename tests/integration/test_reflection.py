@@ -277,3 +277,14 @@ def test_validated_in_three_consecutive_dialogues_becomes_a_fact(rt: Runtime) ->
     assert promoted.kind == "fact" and promoted.key is not None and promoted.version == 2
     assert "promoted to fact" in rt.history(kept)[0]["change_reason"]
     assert rt.memory.store.get(blamed).kind == "preference"
+
+
+def test_a_recurring_topic_is_written_long_term(rt: Runtime) -> None:
+    texts = ["我在准备马拉松", "今天有点累", "推荐一本书", "马拉松前一周吃什么好"]
+    turns = [
+        rt.chat("u", text, dialogue_id="d", at=T0 + timedelta(minutes=i)) for i, text in enumerate(texts)
+    ]
+    rt.reflect("u", at=T0 + timedelta(hours=1))
+    (topic,) = rt.memories("u", kind="experience")
+    assert topic.content == "用户多次提到「马拉松」" and topic.status == "active" and topic.confidence == 0.45
+    assert topic.provenance.event_ids == (turns[0].event_id, turns[3].event_id)

@@ -6,7 +6,7 @@ import logging
 import re
 import threading
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import jieba
@@ -61,3 +61,102 @@ def tokenize(text: str) -> tuple[str, ...]:
 def token_set(text: str) -> frozenset[str]:
     """Distinct tokens of ``text``."""
     return frozenset(tokenize(text))
+
+
+_NOUN_FLAGS = ("n", "nr", "ns", "nt", "nz", "vn", "eng")
+_NOT_TOPICS = frozenset(
+    [
+        "while",
+        "about",
+        "would",
+        "could",
+        "should",
+        "there",
+        "their",
+        "these",
+        "those",
+        "really",
+        "maybe",
+        "today",
+        "tomorrow",
+        "yesterday",
+        "thanks",
+        "thank",
+        "please",
+        "actually",
+        "still",
+        "again",
+        "always",
+        "never",
+        "something",
+        "anything",
+        "everything",
+        "nothing",
+        "someone",
+        "anyone",
+        "everyone",
+        "without",
+        "within",
+        "before",
+        "after",
+        "because",
+        "since",
+        "until",
+        "also",
+        "just",
+        "very",
+        "much",
+        "many",
+        "some",
+        "more",
+        "most",
+        "other",
+        "another",
+        "same",
+        "sure",
+        "okay",
+        "good",
+        "great",
+        "right",
+        "well",
+        "know",
+        "think",
+        "want",
+        "need",
+        "like",
+        "make",
+        "take",
+        "give",
+        "tell",
+        "said",
+        "says",
+        "going",
+        "doing",
+        "being",
+        "have",
+        "been",
+        "were",
+    ]
+)
+"""English words jieba tags ``eng`` that are never a topic."""
+_pos_tokenizer: Any = None
+
+
+def nouns(text: str) -> tuple[str, ...]:
+    """Content nouns of ``text`` (jieba part-of-speech tags; English words of 4+ letters)."""
+    global _pos_tokenizer
+    if _pos_tokenizer is None:
+        from jieba.posseg import POSTokenizer
+
+        _pos_tokenizer = POSTokenizer(_get_tokenizer())
+    out = []
+    for pair in _pos_tokenizer.cut(text):
+        word, flag = pair.word.strip().lower(), pair.flag
+        if (
+            flag.startswith(_NOUN_FLAGS)
+            and word not in STOPWORDS
+            and word not in _NOT_TOPICS
+            and len(word) >= (4 if flag == "eng" else 2)
+        ):
+            out.append(word)
+    return tuple(out)

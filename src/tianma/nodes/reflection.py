@@ -23,10 +23,12 @@ from tianma.policies import reflection as planning
 from tianma.policies.importance import IMPORTANCE_THRESHOLD, importance
 from tianma.policies.reflection import PlanItem, Proposal
 from tianma.policies.reflection_scoring import promotions, score_plan
+from tianma.policies.topics import recurring_topics
 from tianma.prompting import reflection_messages
 from tianma.telemetry import semconv as sc
 from tianma.telemetry.spans import current_span
 
+RECURRING_TOPIC_IMPORTANCE = 0.6
 LEARNT_KINDS: tuple[Kind, ...] = ("fact", "preference", "experience", "strategy")
 
 
@@ -63,6 +65,13 @@ def reflect(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[st
             proposals.append(Proposal(item.kind, item.content, (ev["id"],), "rules", key=item.key,
                                       polarity=item.polarity, scope=item.scope, confidence=item.confidence,
                                       importance=weight))  # fmt: skip
+    for topic in recurring_topics([(e["id"], e["text"]) for e in events]):
+        is_zh = any("\u4e00" <= ch <= "\u9fff" for ch in topic.topic)
+        content = (
+            f"用户多次提到「{topic.topic}」" if is_zh else f"The user keeps coming back to “{topic.topic}”"
+        )
+        proposals.append(Proposal("experience", content, topic.event_ids, "rules", key=f"topic.{topic.topic}",
+                                  importance=RECURRING_TOPIC_IMPORTANCE))  # fmt: skip
     llm: dict[str, Any] = {"called": False}
     if events:
         result = call_structured(
