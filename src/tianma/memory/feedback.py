@@ -25,9 +25,8 @@ def apply_signal(memory: Memory, signal: MemoryRecord, at: datetime) -> dict[str
     if writes_alone(signal.confidence):
         return {"credited": _credit(memory, signal), "merged": None}
     weak = [
-        s for s in memory.store.list_records(signal.user_id, "signal")
-        if s.dialogue_id == signal.dialogue_id and not writes_alone(s.confidence)
-        and not s.data.get("merged_into") and polarity(str(s.data.get("type"))) != 0
+        s for s in memory.store.signals_of_dialogue(signal.user_id, signal.dialogue_id)
+        if not writes_alone(s.confidence) and not s.data.get("merged_into") and polarity(str(s.data.get("type"))) != 0
     ]  # fmt: skip
     for merge in merge_weak([(s.id, str(s.data["type"])) for s in weak]):
         parts = [s for s in weak if s.id in merge.signal_ids]

@@ -343,6 +343,17 @@ class SqlMemoryStore:
         with map_sql_errors(), self.engine.connect() as conn:
             return [_to_record(row) for row in conn.execute(query)]
 
+    def signals_of_dialogue(self, user_id: str, dialogue_id: str | None) -> list[MemoryRecord]:
+        """The signals recorded in one dialogue of a user, oldest first."""
+        r = t.records.c
+        query = (
+            select(t.records)
+            .where(r.user_id == user_id, r.dialogue_id == dialogue_id, r.kind == "signal")
+            .order_by(r.created_at)
+        )
+        with map_sql_errors(), self.engine.connect() as conn:
+            return [_to_record(row) for row in conn.execute(query)]
+
     def recent_user_events(
         self, user_id: str, *, dialogue_id: str | None = None, limit: int = 20
     ) -> list[MemoryRecord]:
