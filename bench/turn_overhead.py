@@ -227,6 +227,15 @@ def run_turns(
     return samples
 
 
+def bench_settings(home: Path) -> Settings:
+    """The runtime's defaults, except that triggered reflections do not run inside the turns.
+
+    A reflection triggered every 20 messages would otherwise land in some measured turns;
+    its cost is a separate figure (README, "Learning with use").
+    """
+    return Settings(home=home, learning={"auto_reflect": False})
+
+
 def bench_size(
     size: int,
     config: BenchConfig,
@@ -241,7 +250,7 @@ def bench_size(
     with tempfile.TemporaryDirectory(prefix=f"tianma-bench-{size}-") as home:
         began = time.perf_counter()
         chat_model = ScriptedChatModel(replies=list(REPLIES))
-        rt = Runtime(Settings(home=Path(home)), chat_model=chat_model, embedder=embedder)
+        rt = Runtime(bench_settings(Path(home)), chat_model=chat_model, embedder=embedder)
         try:
             # The planner's id lists die here, so they do not burden the GC during measured turns.
             rng = np.random.default_rng(config.seed + size)
@@ -254,7 +263,7 @@ def bench_size(
             result.settings = rt.settings.model_dump(mode="json", exclude={"home"})
             rt.close()
             reopened = time.perf_counter()
-            rt = Runtime(Settings(home=Path(home)), chat_model=chat_model, embedder=embedder)
+            rt = Runtime(bench_settings(Path(home)), chat_model=chat_model, embedder=embedder)
             timing["reopen_s"] = time.perf_counter() - reopened
             result.samples = run_turns(rt, exporter, config, profile_path, console)
             d = describe([s.overhead_ms for s in result.samples])

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-import numpy as np
 from langgraph.runtime import Runtime
 
 from tianma.graph.reflection import ReflectionDeps, ReflectionState
@@ -136,23 +135,41 @@ def proposals_from_llm(
     return out, ignored
 
 
+NEIGHBOURS = 10
+"""Existing records compared by meaning with each proposal: its nearest in the vector index."""
+
+
 def merge_evidence_node(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[str, Any]:
-    """An item equal in meaning to an existing record supports it instead of duplicating it."""
-    embedder = runtime.context.memory.embedder
-    cache: dict[str, np.ndarray] = {}
+    """An item equal in meaning to an existing record supports it instead of duplicating it.
 
-    def similar(a: str, b: str) -> float:
-        missing = [x for x in (a, b) if x not in cache]
-        if missing:
-            for text, vec in zip(missing, embedder.embed_passages(missing), strict=True):
-                cache[text] = vec
-        return float(cache[a] @ cache[b])
-
+    Meaning is compared only with a proposal's nearest records in the user's vector index (and
+    with pending ones, which are not indexed), so a reflection costs the same with 100 or 100k
+    memories.
+    """
+    memory, user_id = runtime.context.memory, state["user_id"]
     existing = [record_from_dict(r) for r in state.get("existing", [])]
     proposals = [
         Proposal(**{**p, "source_event_ids": tuple(p["source_event_ids"])})
         for p in state.get("proposals", [])
     ]
+    texts = list(dict.fromkeys(p.content for p in proposals))
+    vectors = dict(zip(texts, memory.embedder.embed_passages(texts), strict=True)) if texts else {}
+    by_id = {r.id: r for r in existing}
+    pending = [r.id for r in existing if r.status == "pending"]
+    near: dict[str, set[str]] = {}
+    for text, vec in vectors.items():
+        ids = [rid for rid, _ in memory.vectors.search(user_id, vec, NEIGHBOURS) if rid in by_id]
+        near[text] = {by_id[rid].content for rid in [*ids, *pending]}
+    cache = dict(vectors)
+
+    def similar(a: str, b: str) -> float:
+        if b not in near.get(a, ()) and a not in near.get(b, ()):
+            return 0.0
+        missing = [x for x in (a, b) if x not in cache]
+        if missing:
+            cache.update(zip(missing, memory.embedder.embed_passages(missing), strict=True))
+        return float(cache[a] @ cache[b])
+
     plan = planning.merge_evidence([p for p in proposals if p.polarity != "deprecate"], existing, similar)
     plan += [PlanItem("supersede", p, p.replaces, f"deprecated by reflection: {p.content}", p.source_event_ids)
              for p in proposals if p.polarity == "deprecate"]  # fmt: skip
