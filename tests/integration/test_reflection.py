@@ -288,3 +288,36 @@ def test_a_recurring_topic_is_written_long_term(rt: Runtime) -> None:
     (topic,) = rt.memories("u", kind="experience")
     assert topic.content == "用户多次提到「马拉松」" and topic.status == "active" and topic.confidence == 0.45
     assert topic.provenance.event_ids == (turns[0].event_id, turns[3].event_id)
+
+
+def test_an_unkeyed_preference_is_superseded_by_its_opposite_in_meaning(make_runtime: RuntimeFactory) -> None:
+    from tianma.memory.records import Provenance
+
+    def rules(event_id: str, text: str) -> dict[str, list[dict[str, Any]]]:
+        if "辣" in text:
+            return {"revised_preferences": [{"content": "喜欢吃辣的菜", "source_event_ids": [event_id]}]}
+        return {}
+
+    rt = make_runtime(chat_model=reflection_model(rules), embedder=CharacterEmbedder())
+    old = rt.memory.store.add_record(
+        "u", "preference", "不喜欢吃辣的菜", Provenance(source="test"), confidence=0.8
+    )
+    rt.memory.index([old])
+    rt.chat("u", "其实我现在挺能吃辣", dialogue_id="d", at=T0)
+    (report,) = rt.reflect("u", at=T0 + timedelta(hours=1))
+    assert rt.memory.store.get(old.id).status == "deprecated"
+    assert any(c["type"] == "meaning" for c in report["llm"]["contradictions"])
+
+
+def test_learnt_strategies_carry_their_zone(make_runtime: RuntimeFactory) -> None:
+    def rules(event_id: str, text: str) -> dict[str, list[dict[str, Any]]]:
+        trigger = {"domains": ["finance"], "keywords": ["价格"]}
+        return {"new_strategies": [{"trigger": trigger, "action": "当用户问价格时，应该先给价格区间",
+                                    "source_event_ids": [event_id]}]}  # fmt: skip
+
+    rt = make_runtime(chat_model=reflection_model(rules), embedder=CharacterEmbedder())
+    rt.chat("u", "价格先给个区间", dialogue_id="d", at=T0)
+    rt.reflect("u", at=T0 + timedelta(hours=1))
+    (strategy,) = rt.memories("u", kind="strategy")
+    assert strategy.data["zone"] == "caution" and strategy.data["trigger"]["keywords"] == ["价格"]
+    assert strategy.status == "pending" and strategy.confidence == 0.5

@@ -17,6 +17,9 @@ from tianma.memory.sql_store import SqlMemoryStore, map_sql_errors
 from tianma.policies.credit import NEGATIVE
 from tianma.settings import LearningSettings
 
+STRATEGY_DEFAULT_ZONE = "caution"
+"""Learnt strategies change behaviour (style, depth, order): the caution zone of DESIGN.md §5
+until the guardrails classify them."""
 WINDOW_LIMIT = 200
 """At most this many messages per reflection (the newest)."""
 
@@ -104,7 +107,10 @@ def _apply(
         data = {"polarity": p.get("polarity"), "support": support, "origin": p["origin"]}
         if p["kind"] == "strategy":
             data.update(
-                trigger=p.get("trigger") or {}, priority=p.get("priority", 0), weight=item["confidence"]
+                trigger=p.get("trigger") or {},
+                priority=p.get("priority", 0),
+                weight=item["confidence"],
+                zone=STRATEGY_DEFAULT_ZONE,
             )
         new = changes.create(p["kind"], p["content"], prov, key=p.get("key"), scope=p.get("scope", "global"),
                              confidence=item["confidence"], status=item["status"], data=data,

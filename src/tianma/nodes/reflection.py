@@ -221,14 +221,15 @@ def publish(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[st
 
 def plan_to_dict(item: PlanItem) -> dict[str, Any]:
     return {"action": item.action, "proposal": asdict(item.proposal) if item.proposal else None,
-            "target_id": item.target_id, "reason": item.reason, "evidence": list(item.evidence)}  # fmt: skip
+            "target_id": item.target_id, "reason": item.reason, "evidence": list(item.evidence),
+            "extra_targets": list(item.extra_targets)}  # fmt: skip
 
 
 def plan_from_dict(data: dict[str, Any]) -> PlanItem:
     p = data.get("proposal")
     proposal = Proposal(**{**p, "source_event_ids": tuple(p["source_event_ids"])}) if p else None
     return PlanItem(data["action"], proposal, data.get("target_id"), data.get("reason", ""),
-                    tuple(data.get("evidence", ())))  # fmt: skip
+                    tuple(data.get("evidence", ())), tuple(data.get("extra_targets", ())))  # fmt: skip
 
 
 merge_evidence = merge_evidence_node

@@ -106,6 +106,22 @@ def has_negation(text: str) -> bool:
     return any(neg in lowered for neg in _NEGATIONS)
 
 
+OPPOSITE_MEANING = 0.85
+"""Close in meaning but one negates the other: "不喜欢吃辣" vs "喜欢吃辣的菜"."""
+
+
+def _opposite_meaning(p: Proposal, r: MemoryRecord, similar: Similarity) -> bool:
+    """Unkeyed statements of one kind that contradict each other by meaning."""
+    if r.kind != p.kind or p.kind not in ("fact", "preference") or (p.key and r.key):
+        return False
+    if is_opposite(p.content, r.content):
+        return True
+    return (
+        has_negation(p.content) != has_negation(r.content)
+        and similar(r.content, p.content) >= OPPOSITE_MEANING
+    )
+
+
 def is_opposite(a: str, b: str) -> bool:
     """Whether one text is the other with a negation added (``推荐贵的`` / ``不要推荐贵的``)."""
     na, nb = normalise(a), normalise(b)
@@ -119,13 +135,21 @@ def is_opposite(a: str, b: str) -> bool:
 def merge_evidence(
     proposals: Sequence[Proposal], existing: Sequence[MemoryRecord], similar: Similarity
 ) -> list[PlanItem]:
-    """Support an existing record equal in meaning; otherwise create."""
+    """Support an existing record equal in meaning; otherwise create, noting the existing records
+    that say the opposite (for :func:`detect_contradictions`)."""
     plan = []
     for p in dedupe(proposals):
         match = next((r for r in existing if _same_item(p, r, similar)), None)
         if match is None:
+            opposite = tuple(r.id for r in existing if _opposite_meaning(p, r, similar))
             plan.append(
-                PlanItem("create", p, reason=f"new {p.kind} from {p.origin}", evidence=p.source_event_ids)
+                PlanItem(
+                    "create",
+                    p,
+                    reason=f"new {p.kind} from {p.origin}",
+                    evidence=p.source_event_ids,
+                    extra_targets=opposite,
+                )
             )
         else:
             plan.append(
@@ -147,6 +171,10 @@ def detect_contradictions(
         p = item.proposal
         if item.action != "create" or p is None:
             continue
+        for old in item.extra_targets:
+            if old != p.replaces:
+                out.append(PlanItem("supersede", p, old, "contradicted by meaning", p.source_event_ids))
+                found.append({"type": "meaning", "old": old, "new": p.content})
         if p.replaces and any(r.id == p.replaces for r in existing):
             out.append(
                 PlanItem("supersede", p, p.replaces, "replaced by a revised preference", p.source_event_ids)
