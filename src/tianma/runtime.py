@@ -291,7 +291,7 @@ class Runtime:
         """
         when = as_aware(at)
         users = [user_id] if user_id is not None else self.memory.store.users()
-        deps = ReflectionDeps(self.memory, self._anchors, self.chat_model, self.settings)
+        deps = ReflectionDeps(self.memory, self.chat_model, self.settings)
         reports = []
         with self._lock:
             for uid in users:

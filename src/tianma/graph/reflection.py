@@ -15,7 +15,6 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from typing_extensions import TypedDict
 
-from tianma.memory.search import AnchorCache
 from tianma.memory.service import Memory
 from tianma.settings import Settings
 
@@ -50,7 +49,6 @@ class ReflectionState(ReflectionInput, ReflectionOutput, total=False):
 @dataclass(frozen=True, slots=True)
 class ReflectionDeps:
     memory: Memory
-    anchors: AnchorCache
     chat_model: BaseChatModel
     settings: Settings
 

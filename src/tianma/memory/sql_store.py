@@ -354,22 +354,6 @@ class SqlMemoryStore:
         with map_sql_errors(), self.engine.connect() as conn:
             return [_to_record(row) for row in conn.execute(query)]
 
-    def recent_user_events(
-        self, user_id: str, *, dialogue_id: str | None = None, limit: int = 20
-    ) -> list[MemoryRecord]:
-        """The user's latest messages (optionally of one dialogue), newest first."""
-        query = (
-            select(t.records)
-            .where(t.records.c.user_id == user_id, t.records.c.kind == "event")
-            .where(t.records.c.role == "user")
-            .order_by(t.records.c.at.desc(), t.records.c.created_at.desc())
-            .limit(limit)
-        )
-        if dialogue_id is not None:
-            query = query.where(t.records.c.dialogue_id == dialogue_id)
-        with map_sql_errors(), self.engine.connect() as conn:
-            return [_to_record(row) for row in conn.execute(query)]
-
     def facts_with_keys(self, user_id: str) -> list[MemoryRecord]:
         """Active structured facts (records with a key) of a user."""
         query = select(t.records).where(

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date
 from typing import Literal
 
 from tianma.memory.records import Kind, Status
@@ -76,10 +74,6 @@ def reinforce(confidence: float, reinforcements_today: int) -> float:
     if reinforcements_today >= REINFORCEMENTS_PER_DAY:
         return confidence
     return min(0.95, confidence + SUPPORT_STEP)
-
-
-def distinct_days(days: Sequence[date]) -> int:
-    return len(set(days))
 
 
 def status_after(decision: Decision, current: Status) -> Status:
