@@ -170,7 +170,13 @@ def merge_evidence_node(state: ReflectionState, runtime: Runtime[ReflectionDeps]
             cache.update(zip(missing, memory.embedder.embed_passages(missing), strict=True))
         return float(cache[a] @ cache[b])
 
-    plan = planning.merge_evidence([p for p in proposals if p.polarity != "deprecate"], existing, similar)
+    def between_proposals(a: str, b: str) -> float:
+        return float(cache[a] @ cache[b]) if a in vectors and b in vectors else 0.0
+
+    statements = planning.merge_origins(
+        [p for p in proposals if p.polarity != "deprecate"], between_proposals
+    )
+    plan = planning.merge_evidence(statements, existing, similar)
     plan += [PlanItem("supersede", p, p.replaces, f"deprecated by reflection: {p.content}", p.source_event_ids)
              for p in proposals if p.polarity == "deprecate"]  # fmt: skip
     current_span().set_attribute(

@@ -20,6 +20,8 @@ Similarity = Callable[[str, str], float]
 
 SAME_MEANING = 0.92
 """Embedding similarity (cosine of passages) above which two contents say the same thing."""
+SAME_MEANING_ACROSS_ORIGINS = 0.85
+"""A rule item and an LLM item citing the same message, this close in meaning, are one item."""
 SAME_KEY_MEANING = 0.97
 """Under one key, "回答简短一点" and "回答详细一点" embed alike: a change of mind, not support."""
 _NEGATIONS = ("不要", "不", "别", "没", "勿", "never ", "don't ", "do not ", "not ", "no ")
@@ -75,6 +77,36 @@ def dedupe(proposals: Sequence[Proposal]) -> list[Proposal]:
         else:
             out[ident] = p
     return list(out.values())
+
+
+_STATEMENT_KINDS = frozenset({"fact", "preference"})
+
+
+def merge_origins(proposals: Sequence[Proposal], similar: Similarity) -> list[Proposal]:
+    """The LLM restating what the rule pass already extracted from the same message is one item:
+    the rule item (its key is deterministic) keeps both sources."""
+    rules = [p for p in proposals if p.origin == "rules"]
+    out = list(rules)
+    for p in proposals:
+        if p.origin == "rules":
+            continue
+        twin = next(
+            (r for r in rules
+             if r.kind in _STATEMENT_KINDS and p.kind in _STATEMENT_KINDS
+             and set(r.source_event_ids) & set(p.source_event_ids)
+             and has_negation(r.content) == has_negation(p.content)
+             and similar(r.content, p.content) >= SAME_MEANING_ACROSS_ORIGINS),
+            None,
+        )  # fmt: skip
+        if twin is None:
+            out.append(p)
+        else:
+            i = out.index(twin)
+            out[i] = replace(
+                twin, source_event_ids=tuple(dict.fromkeys(twin.source_event_ids + p.source_event_ids))
+            )
+            rules[rules.index(twin)] = out[i]
+    return out
 
 
 def _same_item(p: Proposal, r: MemoryRecord, similar: Similarity) -> bool:
