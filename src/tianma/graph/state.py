@@ -33,6 +33,8 @@ class TurnState(TypedDict, total=False):
     """Resident preferences: id, content, confidence."""
     message_vector: list[float]
     """Embedding of this turn's message (cleared at the end of the turn)."""
+    passage_vector: list[float]
+    """The message embedded as a passage, to store the event (cleared at the end of the turn)."""
     candidates: list[dict[str, Any]]
     """Retrieved candidates: record fields plus relevance and channels."""
     memories: list[dict[str, Any]]

@@ -64,8 +64,8 @@ def capture_signals(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     deps, at, user_id = runtime.context, state["at"], state["user_id"]
     event = NewEvent(user_id=user_id, role="user", text=state["message"], at=at, dialogue_id=state["dialogue_id"],
                      reply=state.get("reply"), error=state.get("error"))  # fmt: skip
-    reuse = getattr(deps.memory.embedder, "symmetric", False) and state.get("message_vector")
-    vectors = np.asarray([state["message_vector"]], dtype=np.float32) if reuse else None
+    passage = state.get("passage_vector")  # embedded by retrieve, alongside the query
+    vectors = np.asarray([passage], dtype=np.float32) if passage else None
     (stored,) = deps.memory.record_events([event], vectors)
     deps.memory.store.add_injections(stored.id, user_id, injected_rows(state))
     signals = implicit_signals(state)
@@ -91,7 +91,7 @@ def capture_signals(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     span.set_attribute(sc.TIANMA_WINDOW_FOLDED, folded)
     span.set_attribute("tianma.reflection.due", due or "")
     update: TurnUpdate = {
-        "event_id": stored.id, "candidates": [], "reflection_due": due,
+        "event_id": stored.id, "candidates": [], "passage_vector": [], "reflection_due": due,
         "signals": [{"type": s.type, "target_event_id": s.target_event_id, "confidence": s.confidence} for s in signals],
     }  # fmt: skip
     if folded:

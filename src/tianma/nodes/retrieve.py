@@ -8,6 +8,7 @@ from langgraph.runtime import Runtime
 
 from tianma.graph.deps import Deps
 from tianma.graph.state import TurnState, TurnUpdate
+from tianma.memory.embedders import embed_message
 from tianma.memory.records import candidate_to_dict
 from tianma.memory.search import hybrid_search
 from tianma.memory.tokenize import tokenize
@@ -29,7 +30,7 @@ def retrieve(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     """Find candidate memories for this turn (filter by user and status, then hybrid search)."""
     deps = runtime.context
     message = state["message"]
-    vector = deps.memory.embedder.embed_query(message)
+    vector, passage = embed_message(deps.memory.embedder, message)
     query_text, query_vector = message, vector
     previous, prev_vector = previous_user_text(state), state.get("message_vector")
     if previous and prev_vector and len(tokenize(message)) < SHORT_MESSAGE_TOKENS:
@@ -56,4 +57,8 @@ def retrieve(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     span.set_attribute(sc.TIANMA_RETRIEVED_SCORES, [round(c.relevance, 4) for c in found])
     if deps.settings.telemetry.capture_content:
         span.set_attribute(sc.GEN_AI_MEMORY_QUERY_TEXT, query_text)
-    return {"message_vector": vector.tolist(), "candidates": [candidate_to_dict(c) for c in found]}
+    return {
+        "message_vector": vector.tolist(),
+        "passage_vector": passage.tolist(),
+        "candidates": [candidate_to_dict(c) for c in found],
+    }
