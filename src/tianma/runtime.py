@@ -16,7 +16,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite import SqliteSaver
 from opentelemetry.trace import format_trace_id
 
-from tianma.errors import ChatModelUnavailableError, InvalidInputError
+from tianma.errors import ChatModelUnavailableError, InvalidInputError, RecordNotFoundError
 from tianma.graph.build import build_turn_graph
 from tianma.graph.deps import Deps
 from tianma.graph.reflection import ReflectionDeps, build_reflection_graph
@@ -267,8 +267,6 @@ class Runtime:
         Raises:
             RecordNotFoundError: ``memory_id`` is not a record of that user.
         """
-        from tianma.errors import RecordNotFoundError
-
         with self._lock:
             if memory_id is not None and not self.memory.store.get_many(user_id, [memory_id]):
                 raise RecordNotFoundError(f"no record {memory_id} for user {user_id}")

@@ -43,7 +43,7 @@ class ChangeSet:
         self._conn.execute(
             t.run_changes.insert().values(
                 run_id=self.run_id, seq=self._seq, user_id=self.user_id, record_id=record_id,
-                action=action, before=_jsonable(before),
+                action=action, before=t.plain(before),
             )
         )  # fmt: skip
         self._seq += 1
@@ -150,12 +150,6 @@ def undo_run(conn: Connection, run_id: str) -> list[str]:
     conn.execute(delete(t.replace_log).where(t.replace_log.c.run_id == run_id))
     conn.execute(update(t.reflection_runs).where(t.reflection_runs.c.id == run_id).values(status="undone"))
     return list(dict.fromkeys(c.record_id for c in changes))
-
-
-def _jsonable(row: dict[str, Any] | None) -> dict[str, Any] | None:
-    if row is None:
-        return None
-    return {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in row.items()}
 
 
 def _restored(before: dict[str, Any]) -> dict[str, Any]:

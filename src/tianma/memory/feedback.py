@@ -52,8 +52,6 @@ def apply_signal(memory: Memory, signal: MemoryRecord, at: datetime) -> dict[str
 
 def _credit(memory: Memory, signal: MemoryRecord) -> dict[str, float]:
     sign_type = str(signal.data.get("type"))
-    if sign_type.startswith("merged_"):
-        sign_type = "praise" if signal.data.get("polarity", 0) > 0 else "impatience"
     targets = memory.store.get_many(signal.user_id, list(signal.data.get("credited", [])))
     moved = {}
     with map_sql_errors(), memory.store.engine.begin() as conn:

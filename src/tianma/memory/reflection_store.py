@@ -85,7 +85,7 @@ def publish_plan(memory: Memory, state: Mapping[str, Any]) -> tuple[str, dict[st
         conn.execute(
             t.reflection_runs.insert().values(
                 id=run_id, user_id=user_id, started_at=at, until=state.get("until", at), trigger=state["trigger"],
-                status="published", report=_plain(report()),
+                status="published", report=t.plain(report()),
             )
         )  # fmt: skip
     reindex(memory, user_id, changes.touched)
@@ -153,16 +153,6 @@ def _describe(item: dict[str, Any], outcome: str) -> dict[str, Any]:
     return {"outcome": outcome, "kind": p.get("kind"), "content": p.get("content"), "key": p.get("key"),
             "target_id": item.get("target_id"), "reason": item.get("decision") or item.get("reason"),
             "confidence": item.get("confidence"), "source_event_ids": list(p.get("source_event_ids", []))}  # fmt: skip
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if isinstance(value, datetime):
-        return value.isoformat()
-    return value
 
 
 def reindex(memory: Memory, user_id: str, record_ids: list[str]) -> None:
@@ -241,7 +231,7 @@ def maintain_user(memory: Memory, user_id: str, at: datetime) -> dict[str, Any]:
             conn.execute(
                 t.reflection_runs.insert().values(
                     id=run_id, user_id=user_id, started_at=at, until=at, trigger="maintain",
-                    status="maintenance", report=_plain(report),
+                    status="maintenance", report=t.plain(report),
                 )
             )  # fmt: skip
     reindex(memory, user_id, changes.touched)

@@ -218,6 +218,17 @@ def as_aware(value: datetime | None) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
+def plain(value: Any) -> Any:
+    """``value`` with datetimes as ISO strings (and tuples as lists), ready for a JSON column."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value
+
+
 def row_dict(row: Any) -> dict[str, Any]:
     """A SQLAlchemy row as a plain dict."""
     return dict(row._mapping)

@@ -22,9 +22,13 @@ NEGATIVE = frozenset({"dislike", "correction", "resubmit", "repeat", "silence", 
 POSITIVE = frozenset({"like", "praise"})
 
 
+MERGED = {"merged_positive": 1, "merged_negative": -1}
+"""Types of merged weak signals (not in NEGATIVE/POSITIVE: their parts are already counted)."""
+
+
 def polarity(signal_type: str) -> int:
     """+1 for approval, −1 for a sign the reply missed, 0 otherwise."""
-    return 1 if signal_type in POSITIVE else -1 if signal_type in NEGATIVE else 0
+    return 1 if signal_type in POSITIVE else -1 if signal_type in NEGATIVE else MERGED.get(signal_type, 0)
 
 
 def writes_alone(confidence: float) -> bool:
