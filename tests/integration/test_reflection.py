@@ -290,6 +290,17 @@ def test_a_recurring_topic_is_written_long_term(rt: Runtime) -> None:
     assert topic.provenance.event_ids == (turns[0].event_id, turns[3].event_id)
 
 
+def test_a_fact_that_led_to_an_action_is_written_long_term_and_a_bare_fact_is_not(rt: Runtime) -> None:
+    booked = rt.chat("u", "我订了3月5日去杭州的机票", dialogue_id="d", at=T0)
+    rt.chat("u", "杭州挺好的", dialogue_id="d", at=T0 + timedelta(minutes=1))
+    rt.reflect("u", at=T0 + timedelta(hours=1))
+    (memory,) = rt.memories("u", kind="experience")
+    assert memory.content == "用户订了3月5日去杭州的机票" and memory.status == "active"
+    assert memory.provenance.event_ids == (booked.event_id,)
+    assert memory.importance >= 0.5
+    assert memory.id in [m.id for m in rt.search("u", "我哪天去杭州？", k=3)]
+
+
 def test_an_unkeyed_preference_is_superseded_by_its_opposite_in_meaning(make_runtime: RuntimeFactory) -> None:
     from tianma.memory.records import Provenance
 

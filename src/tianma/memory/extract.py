@@ -411,6 +411,19 @@ def _clauses(sentence: str) -> Iterator[str]:
         yield carry
 
 
+def asserted_sentences(text: str) -> list[str]:
+    """Sentences of a message that assert something: no question, hypothetical, quote or hearsay."""
+    cleaned = _QUOTED.sub(lambda m: " " * len(m.group(0)), text)
+    return [
+        s.strip()
+        for s in _SENTENCE.findall(cleaned)
+        if s.strip()
+        and not (
+            _QUESTION.search(s) or _HYPOTHETICAL.search(s) or _HEARSAY.search(s) or _TAG_QUESTION.search(s)
+        )
+    ]
+
+
 def extract_statements(text: str) -> list[Extracted]:
     """Explicit statements of the user in one message, in order; the later wins when two share a key.
 

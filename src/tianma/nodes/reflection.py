@@ -10,7 +10,8 @@ from langgraph.runtime import Runtime
 from tianma.graph.reflection import ReflectionDeps, ReflectionState
 from tianma.llm.reflection_schema import ReflectionResult
 from tianma.llm.structured import at_low_temperature, call_structured
-from tianma.memory.extract import extract_statements
+from tianma.memory.action_facts import action_facts
+from tianma.memory.extract import Extracted, extract_statements
 from tianma.memory.records import Kind, record_from_dict, record_to_dict
 from tianma.memory.reflection_store import (
     last_reflected_until,
@@ -64,6 +65,13 @@ def reflect(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[st
             proposals.append(Proposal(item.kind, item.content, (ev["id"],), "rules", key=item.key,
                                       polarity=item.polarity, scope=item.scope, confidence=item.confidence,
                                       importance=weight))  # fmt: skip
+        for fact in action_facts(ev["text"]):  # a date/place/amount/relationship that led to an action
+            as_item = Extracted(
+                "fact", fact.key, fact.content, "is", "global", False, fact.confidence, fact.evidence
+            )
+            proposals.append(Proposal("experience", fact.content, (ev["id"],), "rules", key=fact.key,
+                                      confidence=fact.confidence,
+                                      importance=importance(as_item, led_to_action=True)))  # fmt: skip
     for topic in recurring_topics([(e["id"], e["text"]) for e in events]):
         is_zh = any("\u4e00" <= ch <= "\u9fff" for ch in topic.topic)
         content = (
