@@ -4,6 +4,7 @@
 
     TianmaError
      ├── ConfigError (also ValueError)        bad settings or options
+ │    └── ScenarioError                    a bad regression scenario file
      ├── InvalidInputError (also ValueError)  bad arguments to the public API
      ├── PluginNotFoundError                  no implementation under that name
      ├── BackendError

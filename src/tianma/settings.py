@@ -104,6 +104,44 @@ class LearningSettings(_Section):
     """… once the dialogue has at least this many turns."""
 
 
+class GuardrailsSettings(_Section):
+    constitution: Path | None = None
+    """Constitution file (TOML); unset = the one shipped with tianma. Read-only."""
+    breaker_threshold: float = Field(default=0.45, gt=0, le=1)
+    """Circuit breaker: a learnt change this close in meaning (centred cosine, see
+    ``guardrails/breaker.py``) to a constitution clause waits for a human."""
+    failure_batch: int = Field(default=5, ge=1)
+    """A failure-driven strategy waits for this many negative samples of its error type."""
+    regression_scenarios: Path | None = None
+    """Regression set (JSON); unset = ``<home>/regression.json`` if present, else the shipped one."""
+    regression_gate: bool = True
+    """Replay the regression set before a reflection activates strategies."""
+    gray_release: bool = False
+    """Apply a newly activated strategy to a share of dialogues first."""
+    gray_share: float = Field(default=0.2, ge=0, le=1)
+    """… this share …"""
+    gray_hours: float = Field(default=48.0, ge=0)
+    """… for this long, then to every dialogue."""
+    pii_redaction: bool = True
+    """Redact phone numbers, ID and bank card numbers, emails and addresses before storing,
+    unless the user asks to remember them."""
+
+
+class PoliciesSettings(_Section):
+    epsilon: float = Field(default=0.2, ge=0, le=1)
+    """Exploration rate of ordinary domains (0 = never explore)."""
+    epsilon_high_risk: float = Field(default=0.05, ge=0, le=1)
+    """… of finance, health and legal questions."""
+    epsilon_creative: float = Field(default=0.3, ge=0, le=1)
+    """… of creative requests."""
+    epsilon_by_domain: dict[str, float] = Field(default_factory=dict)
+    """Per-domain overrides, e.g. ``{"food": 0.1}``."""
+    learning_rate: float = Field(default=0.1, gt=0, le=1)
+    """Strategy weight update: ``w ← w + lr · (reward − expected)``."""
+    seed: int | None = None
+    """Seed of the exploration RNG (reproducible runs); unset = random."""
+
+
 class NodeSettings(_Section):
     load_strategies: str = "builtin"
     retrieve: str = "builtin"
@@ -161,6 +199,8 @@ class Settings(BaseSettings):
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     window: WindowSettings = Field(default_factory=WindowSettings)
     learning: LearningSettings = Field(default_factory=LearningSettings)
+    guardrails: GuardrailsSettings = Field(default_factory=GuardrailsSettings)
+    policies: PoliciesSettings = Field(default_factory=PoliciesSettings)
     nodes: NodeSettings = Field(default_factory=NodeSettings)
     telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
 

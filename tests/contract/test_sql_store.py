@@ -139,10 +139,11 @@ def test_an_older_file_is_migrated(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert ran == [1] and int(version) == t.SCHEMA_VERSION
 
 
-def test_a_version_1_file_gets_the_reflection_tables(tmp_path: Path) -> None:
+def test_a_version_1_file_gets_the_reflection_tables_and_the_review_queue(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'v1.db'}"
     engine = create_sql_engine(url)
     with engine.begin() as conn:  # make it look like a file written by schema version 1
+        conn.exec_driver_sql("DROP TABLE reviews")
         conn.exec_driver_sql("DROP TABLE reflection_runs")
         conn.exec_driver_sql("DROP TABLE run_changes")
         conn.exec_driver_sql("ALTER TABLE record_versions DROP COLUMN run_id")
@@ -155,4 +156,6 @@ def test_a_version_1_file_gets_the_reflection_tables(tmp_path: Path) -> None:
         columns = {row[1] for row in conn.exec_driver_sql("PRAGMA table_info(record_versions)")}
         tables = {row[0] for row in conn.exec_driver_sql("SELECT name FROM sqlite_master WHERE type='table'")}
     migrated.dispose()
-    assert int(version) == 2 and "run_id" in columns and {"reflection_runs", "run_changes"} <= tables
+    assert (
+        int(version) == 3 and "run_id" in columns and {"reflection_runs", "run_changes", "reviews"} <= tables
+    )

@@ -23,11 +23,13 @@ from tests.ollama_standin import OllamaStandin, pieces
 from tianma import Runtime, Settings
 from tianma.cli.doctor import check_ollama
 from tianma.errors import BackendUnavailableError, ChatModelUnavailableError
-from tianma.guardrails.constitution import IDENTITY
+from tianma.guardrails.constitution import load_constitution
 from tianma.llm.chat import call_chat
 from tianma.llm.ollama import create_ollama_chat_model
 from tianma.memory.embedders import OllamaEmbedder
 from tianma.settings import OllamaSettings
+
+IDENTITY = load_constitution().identity
 
 MODEL = "qwen2.5:7b"
 USER = "li-ming"

@@ -78,6 +78,8 @@ def maintain(home: Path | None = HomeOption) -> None:
         console.print(
             f"{r['user_id']}: {len(r['decayed'])} decayed, {len(r['inactive'])} inactive (run {r['run_id']})"
         )
+        for ab in r["ab"]:
+            console.print(f"  A/B: {ab['reason']}", markup=False)
     if not reports:
         console.print("nothing to decay / 无需衰减")
 
@@ -125,7 +127,7 @@ def show_strategy(
         f"[bold]strategy[/bold] {r.id} status={r.status} confidence={r.confidence:.2f} version={r.version}"
     )
     console.print(f"  action: {r.content}", markup=False)
-    for name in ("trigger", "priority", "weight", "support"):
+    for name in ("trigger", "priority", "weight", "zone", "stats", "rollout", "guard", "support"):
         if name in r.data:
             console.print(f"  {name}: {r.data[name]}", markup=False)
     console.print(f"  events: {', '.join(r.provenance.event_ids)}", markup=False)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 
 from langchain_core.language_models import BaseChatModel
 
+from tianma.guardrails.constitution import Constitution
 from tianma.memory.search import AnchorCache
 from tianma.memory.service import Memory
 from tianma.policies.scoring import RerankPolicy
@@ -23,3 +25,6 @@ class Deps:
     rerank_policy: RerankPolicy
     model_name: str
     """Name of the chat model, for spans and messages."""
+    constitution: Constitution
+    rng: random.Random
+    """Exploration draws (seeded by ``policies.seed`` for reproducible runs)."""

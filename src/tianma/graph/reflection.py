@@ -1,11 +1,13 @@
 """The reflection subgraph: gather → reflect → merge_evidence → detect_contradictions → score → publish.
 
-Its own input and output schemas; the guard and validate nodes of the guardrails issue slot in
-between ``score`` and ``publish`` (see ``REFLECTION_NODES``).
+Its own input and output schemas; ``guard`` (zones, circuit breaker, content and injection
+filters, failure batching) and ``validate`` (the regression gate) run between ``score`` and
+``publish``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -15,6 +17,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from typing_extensions import TypedDict
 
+from tianma.guardrails.breaker import CircuitBreaker
+from tianma.guardrails.constitution import Constitution
+from tianma.guardrails.regression import Scenario
 from tianma.memory.service import Memory
 from tianma.settings import Settings
 
@@ -51,15 +56,22 @@ class ReflectionDeps:
     memory: Memory
     chat_model: BaseChatModel
     settings: Settings
+    constitution: Constitution
+    breaker: CircuitBreaker
+    scenarios: Callable[[], tuple[Scenario, ...]]
+    """The regression set (read when a gate runs, so edits apply without a restart)."""
 
 
-REFLECTION_NODES = ("gather", "reflect", "merge_evidence", "detect_contradictions", "score", "publish")
+REFLECTION_NODES = (
+    "gather", "reflect", "merge_evidence", "detect_contradictions", "score", "guard", "validate", "publish",
+)  # fmt: skip
 
 
 def build_reflection_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
     """The subgraph, compiled without a checkpointer (a run is one transaction)."""
     from tianma.graph.build import traced
     from tianma.nodes import reflection as nodes
+    from tianma.nodes import reflection_guard
 
     graph = StateGraph(
         ReflectionState,
@@ -69,7 +81,8 @@ def build_reflection_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
     )
     previous = START
     for name in REFLECTION_NODES:
-        graph.add_node(name, traced(name, getattr(nodes, name), prefix="tianma.reflection "))
+        node = getattr(reflection_guard if name in ("guard", "validate") else nodes, name)
+        graph.add_node(name, traced(name, node, prefix="tianma.reflection "))
         graph.add_edge(previous, name)
         previous = name
     graph.add_edge(previous, END)

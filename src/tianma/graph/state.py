@@ -31,6 +31,10 @@ class TurnState(TypedDict, total=False):
     """Applied strategies: id, content, explored, priority, weight."""
     preferences: list[dict[str, Any]]
     """Resident preferences: id, content, confidence."""
+    exploration: dict[str, Any]
+    """ε-greedy this turn: explored, skipped (the top strategy), alternative, epsilon."""
+    conflicts: list[dict[str, Any]]
+    """Equal-priority opposite strategies disabled for this turn: a, b, reason."""
     message_vector: list[float]
     """Embedding of this turn's message (cleared at the end of the turn)."""
     passage_vector: list[float]

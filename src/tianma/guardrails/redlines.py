@@ -1,4 +1,4 @@
-"""Output redlines: strategy records marked ``redline`` that amend or replace a reply."""
+"""Output redlines: the user's redline strategies (amend or replace a reply) and the built-in checks."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from tianma.guardrails.output_checks import apply_findings, identity_drift, run_builtin_checks
 from tianma.memory.records import MemoryRecord
 from tianma.memory.tokenize import token_set
 
@@ -53,3 +54,31 @@ def check_reply(reply: str | None, message: str, domain: str, redlines: Sequence
             amended = f"{amended}\n\n{note}"
             notes.append(note)
     return Verdict("amended" if rules else "pass", amended, tuple(rules), tuple(notes))
+
+
+def full_check(
+    reply: str | None,
+    message: str,
+    domain: str,
+    redlines: Sequence[MemoryRecord],
+    foreign_texts: Sequence[str] = (),
+    identity: tuple[str, str] = ("天马", "tianma"),
+) -> Verdict:
+    """The user's redlines, then the built-in checks (finance certainty, dosage without a
+    disclaimer, identity drift, another user's memory, dangerous instructions) on the result."""
+    first = check_reply(reply, message, domain, redlines)
+    if first.reply is None or first.verdict == "blocked":
+        return first
+    findings = run_builtin_checks(first.reply, message, domain, foreign_texts)
+    name, english = identity
+    findings = [f for f in findings if f.check != "identity_drift"]
+    drift = identity_drift(first.reply, name, english)
+    if drift is not None:
+        findings.insert(0, drift)
+    if not findings:
+        return first
+    text, outcome = apply_findings(first.reply, findings)
+    verdict: VerdictType = "blocked" if outcome == "blocked" else "amended"
+    rules = first.rules + tuple(f"builtin:{f.check}" for f in findings)
+    notes = first.notes + tuple(f.note for f in findings if f.severity == "amend" or outcome == "blocked")
+    return Verdict(verdict, text, rules, notes)

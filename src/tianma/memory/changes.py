@@ -148,6 +148,12 @@ def undo_run(conn: Connection, run_id: str) -> list[str]:
             )
     conn.execute(delete(t.record_versions).where(t.record_versions.c.run_id == run_id))
     conn.execute(delete(t.replace_log).where(t.replace_log.c.run_id == run_id))
+    conn.execute(delete(t.reviews).where(t.reviews.c.run_id == run_id))  # what the run queued
+    conn.execute(
+        update(t.reviews)
+        .where(t.reviews.c.decided_run == run_id)
+        .values(status="pending", decided_at=None, decision=None, decided_run=None)
+    )  # a decision the run applied is open again
     conn.execute(update(t.reflection_runs).where(t.reflection_runs.c.id == run_id).values(status="undone"))
     return list(dict.fromkeys(c.record_id for c in changes))
 

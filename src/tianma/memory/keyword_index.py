@@ -105,12 +105,19 @@ class SqliteKeywordIndex:
                 ).scalar_one()
             )
 
-    def search(self, user_id: str, query_tokens: Sequence[str], limit: int) -> list[tuple[str, float]]:
-        """``(record_id, bm25)`` of the user's best keyword matches, best first (bm25 > 0)."""
+    def search(
+        self, user_id: str, query_tokens: Sequence[str], limit: int, *, others: bool = False
+    ) -> list[tuple[str, float]]:
+        """``(record_id, bm25)`` of the user's best keyword matches, best first (bm25 > 0).
+
+        ``others=True`` searches every user *except* ``user_id`` (the cross-user leak check).
+        """
         terms = sorted(set(query_tokens))
         if not terms:
             return []
-        match = f"owner : {_quote(owner_token(user_id))} AND body : ({' OR '.join(map(_quote, terms))})"
+        body = f"body : ({' OR '.join(map(_quote, terms))})"
+        owner = f"owner : {_quote(owner_token(user_id))}"
+        match = f"{body} NOT {owner}" if others else f"{owner} AND {body}"
         with self._engine.connect() as conn:
             rows = conn.execute(
                 text(

@@ -8,10 +8,12 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, select
+from sqlalchemy.engine import Connection
 
 from tianma.memory import schema as t
 from tianma.memory.changes import ChangeSet, undo_run
 from tianma.memory.records import Kind, Provenance
+from tianma.memory.reviews import queue
 from tianma.memory.service import Memory
 from tianma.memory.sql_store import SqlMemoryStore, map_sql_errors
 from tianma.policies.credit import NEGATIVE
@@ -55,8 +57,13 @@ def window_events(
     ]
 
 
-def publish_plan(memory: Memory, state: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
-    """Apply a scored plan in one transaction (or only report it for a dry run)."""
+def publish_plan(
+    memory: Memory, state: Mapping[str, Any], rollout: dict[str, Any] | None = None
+) -> tuple[str, dict[str, Any]]:
+    """Apply a scored plan in one transaction (or only report it for a dry run).
+
+    ``rollout`` (share, until) is attached to strategies this run activates (gray release).
+    """
     run_id = str(uuid.uuid4())
     user_id, at = state["user_id"], state["at"]
     plan = [dict(i) for i in state.get("plan", [])]
@@ -81,20 +88,33 @@ def publish_plan(memory: Memory, state: Mapping[str, Any]) -> tuple[str, dict[st
         changes = ChangeSet(conn, user_id, run_id, at)
         created: dict[tuple[str, str], str] = {}
         for item in plan:
-            tally(item, _apply(changes, item, run_id, dialogues, created))
+            guard = item.get("guard") or {}
+            if guard.get("outcome") == "rejected":  # never written; the reason stays visible
+                queue_review(conn, item, guard, user_id, run_id, None, at, status="rejected")
+                tally(item, "rejected")
+                continue
+            outcome = _apply(changes, item, run_id, dialogues, created, rollout)
+            if guard.get("outcome") == "queued":
+                p = item["proposal"]
+                record_id = created.get((p["kind"], p["content"])) or item.get("target_id")
+                queue_review(conn, item, guard, user_id, run_id, record_id, at)
+                outcome = "queued_for_review"
+            elif guard.get("outcome") == "held":
+                outcome = f"{outcome}_held"
+            tally(item, outcome)
         conn.execute(
             t.reflection_runs.insert().values(
                 id=run_id, user_id=user_id, started_at=at, until=state.get("until", at), trigger=state["trigger"],
                 status="published", report=t.plain(report()),
             )
         )  # fmt: skip
-    reindex(memory, user_id, changes.touched)
+    memory.reindex(user_id, changes.touched)
     return run_id, report()
 
 
 def _apply(
     changes: ChangeSet, item: dict[str, Any], run_id: str, dialogues: Mapping[str, str],
-    created: dict[tuple[str, str], str],
+    created: dict[tuple[str, str], str], rollout: dict[str, Any] | None = None,
 ) -> str:  # fmt: skip
     p = item["proposal"]
     action = item["action"]
@@ -110,8 +130,12 @@ def _apply(
                 trigger=p.get("trigger") or {},
                 priority=p.get("priority", 0),
                 weight=item["confidence"],
-                zone=STRATEGY_DEFAULT_ZONE,
+                zone=item.get("zone", STRATEGY_DEFAULT_ZONE),
             )
+            if rollout and item["status"] == "active":
+                data["rollout"] = rollout
+        if (item.get("guard") or {}).get("outcome") in ("queued", "held"):
+            data["guard"] = {k: v for k, v in item["guard"].items() if k != "preview"}
         new = changes.create(p["kind"], p["content"], prov, key=p.get("key"), scope=p.get("scope", "global"),
                              confidence=item["confidence"], status=item["status"], data=data,
                              importance=p.get("importance", 0.5))  # fmt: skip
@@ -123,12 +147,15 @@ def _apply(
             **item["support"],
             "runs": [run_id if r == "<this run>" else r for r in item["support"]["runs"]],
         }
+        data = {**row["data"], "support": support}
+        if rollout and row["kind"] == "strategy" and item["status"] == "active" and row["status"] != "active":
+            data["rollout"] = rollout
         prov = Provenance.from_json(row["provenance"])
         prov = Provenance(tuple(dict.fromkeys(prov.event_ids + tuple(p["source_event_ids"]))), prov.dialogue_ids,
                           tuple(dict.fromkeys((*prov.reflection_ids, run_id))), prov.source)  # fmt: skip
         changes.update(item["target_id"], reason=f"support: {item.get('decision', '')}", evidence=evidence,
                        confidence=item["confidence"], status=item["status"],
-                       data={**row["data"], "support": support}, provenance=prov.to_json())  # fmt: skip
+                       data=data, provenance=prov.to_json())  # fmt: skip
         return "supported"
     if action == "supersede":
         new_id = created.get((p["kind"], p["content"])) if p else None
@@ -148,21 +175,24 @@ def _apply(
     return "skipped"
 
 
+def queue_review(
+    conn: Connection, item: dict[str, Any], guard: dict[str, Any], user_id: str, run_id: str,
+    record_id: str | None, at: datetime, status: str = "pending",
+) -> str:  # fmt: skip
+    """The review row of a guarded item (pending, or rejected unwritten)."""
+    p = item["proposal"]
+    return queue(conn, user_id=user_id, record_id=record_id, run_id=run_id, kind=p["kind"], content=p["content"],
+                 zone=guard.get("zone", "free"), mode=guard.get("mode", "manual"), reason=guard.get("reason", ""),
+                 preview=guard.get("preview") or {}, evidence=p["source_event_ids"], at=at, status=status)  # fmt: skip
+
+
 def _describe(item: dict[str, Any], outcome: str) -> dict[str, Any]:
     p = item.get("proposal") or {}
+    guard = item.get("guard") or {}
     return {"outcome": outcome, "kind": p.get("kind"), "content": p.get("content"), "key": p.get("key"),
-            "target_id": item.get("target_id"), "reason": item.get("decision") or item.get("reason"),
+            "target_id": item.get("target_id"),
+            "reason": guard.get("reason") or item.get("decision") or item.get("reason"),
             "confidence": item.get("confidence"), "source_event_ids": list(p.get("source_event_ids", []))}  # fmt: skip
-
-
-def reindex(memory: Memory, user_id: str, record_ids: list[str]) -> None:
-    """After a publish or an undo: active records in the indexes, the others out of them."""
-    if not record_ids:
-        return
-    records = memory.store.get_many(user_id, record_ids)
-    gone = [rid for rid in record_ids if rid not in records or records[rid].status != "active"]
-    memory.unindex(user_id, gone)
-    memory.index([r for r in records.values() if r.status == "active"])
 
 
 def undo_reflection(memory: Memory, run_id: str) -> list[str]:
@@ -173,7 +203,7 @@ def undo_reflection(memory: Memory, run_id: str) -> list[str]:
         ).scalar()
         ids = undo_run(conn, run_id)
     if user_id is not None:
-        reindex(memory, user_id, ids)
+        memory.reindex(user_id, ids)
     return ids
 
 
@@ -203,11 +233,13 @@ MAINTAINED_KINDS: tuple[Kind, ...] = ("fact", "preference", "experience", "strat
 
 
 def maintain_user(memory: Memory, user_id: str, at: datetime) -> dict[str, Any]:
-    """Decay the user's idle learnt records; too weak ones become inactive (restorable).
+    """Decay the user's idle learnt records; too weak ones become inactive (restorable); of two
+    strategies for the same trigger, the clearly worse one (A/B, enough trials) is disabled.
 
     Recorded as an undoable run with status ``maintenance``.
     """
     from tianma.policies.decay import decay
+    from tianma.policies.exploration import ab_pairs, compare
 
     run_id = str(uuid.uuid4())
     decayed: list[str] = []
@@ -226,7 +258,14 @@ def maintain_user(memory: Memory, user_id: str, at: datetime) -> dict[str, Any]:
             changes.update(r.id, reason=reason, confidence=outcome.confidence, status=status,
                            data={**r.data, "last_decay": at.isoformat()})  # fmt: skip
             (inactive if outcome.inactive else decayed).append(r.id)
-        report = {"run_id": run_id, "user_id": user_id, "decayed": decayed, "inactive": inactive}
+        ab: list[dict[str, Any]] = []
+        fresh = memory.store.get_many(user_id, [r.id for r in records if r.kind == "strategy"])
+        for a, b in ab_pairs([r for r in fresh.values() if r.status == "active"]):
+            result = compare(a, b)
+            if result.loser_id is not None and result.loser_id not in {x["disabled"] for x in ab}:
+                changes.set_status(result.loser_id, "disabled", reason=f"A/B: {result.reason}")
+                ab.append({"kept": result.winner_id, "disabled": result.loser_id, "reason": result.reason})
+        report = {"run_id": run_id, "user_id": user_id, "decayed": decayed, "inactive": inactive, "ab": ab}
         if changes.touched:
             conn.execute(
                 t.reflection_runs.insert().values(
@@ -234,7 +273,7 @@ def maintain_user(memory: Memory, user_id: str, at: datetime) -> dict[str, Any]:
                     status="maintenance", report=t.plain(report),
                 )
             )  # fmt: skip
-    reindex(memory, user_id, changes.touched)
+    memory.reindex(user_id, changes.touched)
     return report
 
 

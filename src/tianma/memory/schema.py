@@ -26,7 +26,7 @@ from sqlalchemy.engine import Connection, Dialect
 
 from tianma.errors import ConfigError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Bump with a function in MIGRATIONS that upgrades a file of the previous version."""
 
 
@@ -169,6 +169,28 @@ injections = Table(
     Index("ix_injections_user", "user_id"),
 )
 
+reviews = Table(
+    "reviews",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("user_id", String(255), nullable=False),
+    Column("record_id", String(36)),  # the pending record; None when the candidate was rejected unwritten
+    Column("run_id", String(36)),  # the reflection run that proposed it
+    Column("kind", String(16), nullable=False),
+    Column("content", Text, nullable=False),
+    Column("zone", String(16), nullable=False),  # forbidden | caution | free
+    Column("mode", String(16), nullable=False),  # manual | confirm | rejected
+    Column("reason", Text, nullable=False),  # why it waits (or was rejected)
+    Column("status", String(16), nullable=False),  # pending | approved | rejected
+    Column("preview", JSON, nullable=False),  # before / after
+    Column("evidence", JSON, nullable=False),  # source event ids
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("decided_at", UtcDateTime),
+    Column("decision", Text),
+    Column("decided_run", String(36)),  # the run that applied the decision (undoable)
+    Index("ix_reviews_user_status", "user_id", "status"),
+)
+
 Migration = Callable[[Connection], None]
 
 
@@ -178,7 +200,11 @@ def _add_run_columns(conn: Connection) -> None:
     conn.exec_driver_sql("ALTER TABLE replace_log ADD COLUMN run_id VARCHAR(36)")
 
 
-MIGRATIONS: dict[int, Migration] = {2: _add_run_columns}
+def _add_reviews(conn: Connection) -> None:
+    """v3: the review queue (its table is created by ``create_all``)."""
+
+
+MIGRATIONS: dict[int, Migration] = {2: _add_run_columns, 3: _add_reviews}
 """``MIGRATIONS[n]`` upgrades a store of schema version ``n - 1`` to ``n``."""
 
 

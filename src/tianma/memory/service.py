@@ -56,6 +56,15 @@ class Memory:
         self.vectors.delete(user_id, record_ids)
         self.keywords.delete(record_ids)
 
+    def reindex(self, user_id: str, record_ids: Sequence[str]) -> None:
+        """After records changed in SQL: the active ones in the indexes, the others out."""
+        if not record_ids:
+            return
+        records = self.store.get_many(user_id, list(record_ids))
+        gone = [rid for rid in record_ids if rid not in records or records[rid].status != "active"]
+        self.unindex(user_id, gone)
+        self.index([r for r in records.values() if r.status == "active"])
+
     def forget(self, user_id: str, record_id: str | None = None) -> list[str]:
         """Really delete one record or everything of a user: SQL rows and index entries."""
         ids = self.store.delete(user_id, None if record_id is None else [record_id])

@@ -10,11 +10,13 @@ from langgraph.runtime import Runtime
 
 from tianma.graph.deps import Deps
 from tianma.graph.state import TurnState, TurnUpdate
+from tianma.guardrails.pii import scrub
 from tianma.llm.summary import summarise_with_model
 from tianma.memory.feedback import apply_signal
 from tianma.memory.records import NewEvent
 from tianma.memory.reflection_store import reflection_due
 from tianma.memory.shortterm import REPLACE_EVERY, fold_window
+from tianma.memory.strategy_weights import learn_weights, outcome_of
 from tianma.memory.tokenize import token_set
 from tianma.policies.signals import DetectedSignal, detect_repeat, detect_rephrase, detect_text_cue
 from tianma.telemetry import semconv as sc
@@ -62,10 +64,11 @@ def injected_rows(state: TurnState) -> list[dict[str, Any]]:
 def capture_signals(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     """Write the turn's event (even when the model failed) and the signals it reveals."""
     deps, at, user_id = runtime.context, state["at"], state["user_id"]
-    event = NewEvent(user_id=user_id, role="user", text=state["message"], at=at, dialogue_id=state["dialogue_id"],
+    text, pii = scrub(state["message"], deps.settings.guardrails.pii_redaction)
+    event = NewEvent(user_id=user_id, role="user", text=text, at=at, dialogue_id=state["dialogue_id"],
                      reply=state.get("reply"), error=state.get("error"))  # fmt: skip
     passage = state.get("passage_vector")  # embedded by retrieve, alongside the query
-    vectors = np.asarray([passage], dtype=np.float32) if passage else None
+    vectors = np.asarray([passage], dtype=np.float32) if passage and not pii else None
     (stored,) = deps.memory.record_events([event], vectors)
     deps.memory.store.add_injections(stored.id, user_id, injected_rows(state))
     signals = implicit_signals(state)
@@ -74,6 +77,11 @@ def capture_signals(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
                                         source_event_id=stored.id, dialogue_id=state["dialogue_id"], at=at,
                                         detail=sig.detail)  # fmt: skip
         apply_signal(deps.memory, record, at)
+    weights: dict[str, float] = {}
+    judged = state.get("event_id")
+    if judged:  # this message is the next move after the previous reply: its strategies learn
+        types = [s.type for s in signals if s.target_event_id == judged]
+        weights = learn_weights(deps.memory, judged, outcome_of(types), deps.settings.policies.learning_rate)
     window = deps.settings.window
     covered = state.get("summary_turns", 0)
     previous = state.get("summary") if covered < REPLACE_EVERY else None  # rewritten every 20 turns
@@ -90,11 +98,17 @@ def capture_signals(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     span.set_attribute(sc.TIANMA_SIGNALS, [f"{s.type}:{s.target_event_id}" for s in signals])
     span.set_attribute(sc.TIANMA_WINDOW_FOLDED, folded)
     span.set_attribute("tianma.reflection.due", due or "")
+    span.set_attribute("tianma.strategies.weights", [f"{k}:{v:.3f}" for k, v in weights.items()])
     update: TurnUpdate = {
         "event_id": stored.id, "candidates": [], "passage_vector": [], "reflection_due": due,
         "signals": [{"type": s.type, "target_event_id": s.target_event_id, "confidence": s.confidence} for s in signals],
     }  # fmt: skip
+    span.set_attribute("tianma.pii.redacted", [m.kind for m in pii])
+    current = [m for m in state.get("messages", []) if isinstance(m, HumanMessage)]
+    if pii and current and current[-1].id:  # the window keeps the redacted text too
+        update["messages"] = [HumanMessage(text, id=current[-1].id)]
     if folded:
-        update["messages"], update["summary"] = removals, summary
+        update["messages"] = [*update.get("messages", []), *removals]
+        update["summary"] = summary
         update["summary_turns"] = (covered if previous is not None else 0) + folded
     return update

@@ -23,6 +23,7 @@ def generate(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
         state.get("strategies", []),
         state.get("summary"),
         deps.settings.retrieval.max_prompt_items,
+        deps.constitution.identity,
     )
     current_span().set_attribute(sc.TIANMA_PROMPT_ITEMS, items)
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from datetime import timedelta
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -226,7 +227,10 @@ def score(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[str,
 
 def publish(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[str, Any]:
     """One transaction per run; every change versioned and undoable; indexes follow."""
-    run_id, report = publish_plan(runtime.context.memory, state)
+    g = runtime.context.settings.guardrails
+    until = state["at"] + timedelta(hours=g.gray_hours)
+    rollout = {"share": g.gray_share, "until": until.isoformat()} if g.gray_release else None
+    run_id, report = publish_plan(runtime.context.memory, state, rollout)
     span = current_span()
     span.set_attribute("tianma.reflection.run_id", run_id)
     span.set_attribute(sc.TIANMA_SIGNALS, [f"{k}:{v}" for k, v in report["counts"].items()])

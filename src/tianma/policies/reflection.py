@@ -157,6 +157,8 @@ def _opposite_meaning(p: Proposal, r: MemoryRecord, similar: Similarity) -> bool
 def is_opposite(a: str, b: str) -> bool:
     """Whether one text is the other with a negation added (``推荐贵的`` / ``不要推荐贵的``)."""
     na, nb = normalise(a), normalise(b)
+    if na == nb:
+        return False
     for neg in _NEGATIONS:
         n = normalise(neg)
         if n and (na.replace(n, "", 1) == nb or nb.replace(n, "", 1) == na):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -65,3 +66,13 @@ def resident_preferences(preferences: Sequence[MemoryRecord]) -> list[MemoryReco
     active = [p for p in preferences if p.status == "active"]
     active.sort(key=lambda p: (-p.confidence, p.created_at))
     return active[:MAX_PREFERENCES]
+
+
+def in_rollout(strategy: MemoryRecord, dialogue_id: str, at: datetime) -> bool:
+    """Gray release: a newly activated strategy applies to a share of dialogues until its
+    ``rollout.until``, then to all. The share is decided per (strategy, dialogue), stably."""
+    rollout = strategy.data.get("rollout")
+    if not rollout or at >= datetime.fromisoformat(str(rollout["until"])):
+        return True
+    digest = hashlib.blake2b(f"{strategy.id}|{dialogue_id}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2**64 < float(rollout["share"])

@@ -1,0 +1,119 @@
+"""``tianma review`` (the queue of learnt changes waiting for a human) and strategy rollback/conflicts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from tianma.cli.app import HomeOption, UserOption, app, console, open_runtime, settings_from
+from tianma.cli.learning import strategies_app
+from tianma.cli.memory import find_record
+from tianma.errors import InvalidInputError, RecordNotFoundError
+from tianma.runtime import Runtime
+
+review_app = typer.Typer(
+    help="Learnt changes waiting for a human: list, approve, reject. / 待审核的学习结果",
+    invoke_without_command=True,
+)
+app.add_typer(review_app, name="review")
+
+
+def _find(rt: Runtime, prefix: str) -> dict[str, Any]:
+    found = [r for r in rt.reviews() if r["id"].startswith(prefix)]
+    if not found:
+        raise RecordNotFoundError(f"no review {prefix}")
+    if len(found) > 1:
+        raise InvalidInputError(f"{prefix} matches {len(found)} reviews; give more characters")
+    return found[0]
+
+
+def _preview(preview: dict[str, Any]) -> str:
+    before = "; ".join(preview.get("before") or []) or "—"
+    after = "; ".join(preview.get("after") or []) or "—"
+    return f"before: {before}\nafter: {after}"
+
+
+@review_app.callback()
+def review(
+    ctx: typer.Context,
+    user: str | None = typer.Option(None, "--user", "-u", help="Only this user (default: every user)."),
+    show_all: bool = typer.Option(False, "--all", help="Also decided and rejected ones."),
+    home: Path | None = HomeOption,
+) -> None:
+    """List the pending changes with their zone, why they wait, a before/after preview and evidence."""
+    if ctx.invoked_subcommand is not None:
+        return
+    with open_runtime(settings_from(home)) as rt:
+        rows = rt.reviews(user, None if show_all else "pending")
+    table = Table(title=f"{len(rows)} review(s) / 条待审核" if not show_all else f"{len(rows)} review(s)")
+    for col in ("id", "user", "status", "kind", "zone", "content", "why", "preview", "evidence"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        table.add_row(r["id"][:8], r["user_id"], r["status"], r["kind"], r["zone"], r["content"], r["reason"],
+                      _preview(r["preview"]), ", ".join(e[:8] for e in r["evidence"]))  # fmt: skip
+    console.print(table)
+
+
+@review_app.command("approve")
+def approve(
+    review_id: str = typer.Argument(..., help="Review id or a unique prefix."),
+    reason: str = typer.Option("", "--reason", help="Why (kept in the record's history)."),
+    home: Path | None = HomeOption,
+) -> None:
+    """Apply a pending change (versioned; `tianma reflect undo RUN` reverts it)."""
+    with open_runtime(settings_from(home)) as rt:
+        done = rt.approve(_find(rt, review_id)["id"], reason)
+    console.print(f"approved / 已批准: {done['content']} (run {done['run_id']})", markup=False)
+
+
+@review_app.command("reject")
+def reject(
+    review_id: str = typer.Argument(..., help="Review id or a unique prefix."),
+    reason: str = typer.Option("", "--reason", help="Why (kept in the record's history)."),
+    home: Path | None = HomeOption,
+) -> None:
+    """Refuse a pending change (its record is disabled, with the reason)."""
+    with open_runtime(settings_from(home)) as rt:
+        done = rt.reject(_find(rt, review_id)["id"], reason)
+    console.print(f"rejected / 已拒绝: {done['content']} (run {done['run_id']})", markup=False)
+
+
+@strategies_app.command("rollback")
+def rollback(
+    record_id: str = typer.Argument(..., help="Strategy id or a unique prefix."),
+    to: int | None = typer.Option(None, "--to", help="Version to restore (default: the previous one)."),
+    user: str | None = UserOption,
+    home: Path | None = HomeOption,
+) -> None:
+    """Restore a strategy as it was at an earlier version (a new version; undoable)."""
+    settings = settings_from(home)
+    with open_runtime(settings) as rt:
+        record = find_record(rt, user or settings.user, record_id)
+        done = rt.rollback(record.id, to)
+    console.print(f"{record.id}: version {done['restored_version']} restored as version {done['version']} "
+                  f"(run {done['run_id']})")  # fmt: skip
+
+
+@strategies_app.command("conflicts")
+def conflicts(user: str | None = UserOption, home: Path | None = HomeOption) -> None:
+    """Active strategies with the same trigger and scope, opposite actions and equal priority
+    (both are disabled on every turn they would apply until one is changed)."""
+    settings = settings_from(home)
+    uid = user or settings.user
+    with open_runtime(settings) as rt:
+        found = rt.strategy_conflicts(uid)
+        contents = {r.id: r.content for r in rt.memories(uid, kind="strategy")}
+    if not found:
+        console.print("no conflicts / 没有冲突")
+        return
+    table = Table(title=f"{uid}: {len(found)} conflict(s) / 处冲突")
+    for col in ("a", "b", "why"):
+        table.add_column(col, overflow="fold")
+    for c in found:
+        table.add_row(
+            f"{c.a_id[:8]} {contents.get(c.a_id, '')}", f"{c.b_id[:8]} {contents.get(c.b_id, '')}", c.reason
+        )
+    console.print(table)

@@ -1,0 +1,49 @@
+"""Render a regression scenario with a given strategy set: the prompt tianma would build and
+the draft reply after the redline check — deterministic, no LLM, no store writes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+
+from tianma.guardrails.constitution import Constitution
+from tianma.guardrails.redlines import full_check
+from tianma.guardrails.regression import Rendered, Scenario
+from tianma.memory.records import MemoryRecord
+from tianma.policies.domains import infer_domain
+from tianma.policies.strategies import MAX_STRATEGIES, trigger_matches
+from tianma.prompting import build_messages
+from tianma.settings import Settings
+
+REPLAY_DAY = datetime(2026, 1, 7, tzinfo=UTC)
+"""A Wednesday: scenarios set only the hour."""
+
+
+def renderer(
+    strategies: Sequence[dict[str, Any]], constitution: Constitution, redlines: Sequence[MemoryRecord],
+    settings: Settings,
+) -> Callable[[Scenario], Rendered]:  # fmt: skip
+    """A function rendering scenarios with ``strategies`` (content, trigger, priority, weight)."""
+
+    def render(scenario: Scenario) -> Rendered:
+        message = scenario.messages[-1]
+        at = REPLAY_DAY.replace(hour=12 if scenario.hour is None else scenario.hour)
+        domain = infer_domain(message)
+        fitting = [s for s in strategies if trigger_matches(s.get("trigger") or {}, domain, message, at)]
+        fitting.sort(key=lambda s: (-float(s.get("priority", 0)), -float(s.get("weight", 0.5))))
+        chosen = fitting[:MAX_STRATEGIES]
+        messages, _ = build_messages(
+            [HumanMessage(m) for m in scenario.messages], [], [], chosen, None,
+            settings.retrieval.max_prompt_items, constitution.identity,
+        )  # fmt: skip
+        reply = verdict = None
+        if scenario.draft_reply is not None:
+            checked = full_check(scenario.draft_reply, message, domain, redlines,
+                                 identity=(constitution.name, constitution.english_name))  # fmt: skip
+            reply, verdict = checked.reply, checked.verdict
+        return Rendered(str(messages[0].content), tuple(s["content"] for s in chosen), reply, verdict)
+
+    return render
