@@ -110,3 +110,48 @@ def test_reflect_history_undo_maintain_and_strategies(tmp_path: Path, e5: object
     assert runner.invoke(app, ["maintain", "--home", str(path)]).exit_code == 0
     strategies = runner.invoke(app, ["strategies", "list", "--home", str(path)])
     assert strategies.exit_code == 0 and "0 strategies" in strategies.output
+
+
+def test_review_approve_reject_rollback_and_conflicts(tmp_path: Path, e5: object) -> None:
+    from tianma.memory.records import Provenance
+
+    path = tmp_path / "review-home"
+    with Runtime(Settings(home=path), chat_model=ScriptedChatModel(replies=["好"]), embedder=e5) as rt:  # type: ignore[arg-type]
+        for content, priority in (
+            ("回答代码问题时要简短", 0),
+            ("回答代码问题时要详细", 0),
+            ("回答问题时先给结论", 1),
+        ):
+            record = rt.memory.store.add_record(
+                "me", "strategy", content, Provenance(source="test"), at=T0, status="pending",
+                data={"trigger": {"domains": ["tech"]}, "priority": priority, "zone": "caution"},
+            )  # fmt: skip
+            with rt.memory.store.engine.begin() as conn:
+                from tianma.memory.reviews import queue
+
+                queue(conn, user_id="me", record_id=record.id, run_id=None, kind="strategy", content=content,
+                      zone="caution", mode="confirm", reason="caution zone", preview={"before": [], "after": [content]},
+                      evidence=[], at=T0)  # fmt: skip
+    listed = runner.invoke(app, ["review", "--home", str(path)])
+    assert listed.exit_code == 0 and "3 review(s)" in listed.output and "caution zone" in listed.output
+    with Runtime(Settings(home=path), chat_model=ScriptedChatModel(replies=["好"]), embedder=e5) as rt:  # type: ignore[arg-type]
+        ids = {r["content"]: r["id"] for r in rt.pending("me")}
+        strategy = {r.content: r.id for r in rt.memories("me", kind="strategy")}
+    for content in ("回答代码问题时要简短", "回答代码问题时要详细"):
+        done = runner.invoke(
+            app, ["review", "approve", ids[content][:8], "--reason", "ok", "--home", str(path)]
+        )
+        assert done.exit_code == 0 and "approved" in done.output
+    rejected = runner.invoke(
+        app, ["review", "reject", ids["回答问题时先给结论"], "--reason", "不要", "--home", str(path)]
+    )
+    assert rejected.exit_code == 0 and "rejected" in rejected.output
+    conflicts = runner.invoke(app, ["strategies", "conflicts", "--home", str(path)])
+    assert "1 conflict" in conflicts.output and "opposite" in conflicts.output
+    rolled = runner.invoke(
+        app, ["strategies", "rollback", strategy["回答代码问题时要简短"][:8], "--home", str(path)]
+    )
+    assert rolled.exit_code == 0 and "version 1 restored as version 3" in rolled.output
+    assert "no conflicts" in runner.invoke(app, ["strategies", "conflicts", "--home", str(path)]).output
+    again = runner.invoke(app, ["review", "approve", ids["回答问题时先给结论"][:8], "--home", str(path)])
+    assert again.exit_code != 0
