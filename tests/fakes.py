@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 from langchain_core.messages import BaseMessage
 
 from tianma.llm.scripted import ScriptedChatModel
 from tianma.memory.protocols import Matrix, Vector
+from tianma.memory.records import MemoryRecord, Provenance, Status
 
 __all__ = ["CharacterEmbedder", "ScriptedChatModel", "is_reflection_prompt", "learning_model"]
 
@@ -63,3 +66,17 @@ def learning_model(
         return reflection_reply(prompt) if callable(reflection_reply) else reflection_reply
 
     return ScriptedChatModel(responder=respond)
+
+
+def strategy_record(
+    id: str,
+    content: str,
+    *,
+    scope: str = "global",
+    status: Status = "active",
+    data: dict[str, Any] | None = None,
+) -> MemoryRecord:
+    """A strategy record built in memory (for pure policy tests)."""
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    return MemoryRecord(id=id, user_id="u1", kind="strategy", content=content, created_at=at, updated_at=at,
+                        provenance=Provenance(source="user"), scope=scope, status=status, data=data or {})  # fmt: skip

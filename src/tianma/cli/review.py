@@ -57,28 +57,28 @@ def review(
     console.print(table)
 
 
-@review_app.command("approve")
-def approve(
-    review_id: str = typer.Argument(..., help="Review id or a unique prefix."),
-    reason: str = typer.Option("", "--reason", help="Why (kept in the record's history)."),
-    home: Path | None = HomeOption,
-) -> None:
-    """Apply a pending change (versioned; `tianma reflect undo RUN` reverts it)."""
+def _decide(review_id: str, reason: str, home: Path | None, approve: bool) -> None:
     with open_runtime(settings_from(home)) as rt:
-        done = rt.approve(_find(rt, review_id)["id"], reason)
-    console.print(f"approved / 已批准: {done['content']} (run {done['run_id']})", markup=False)
+        found = _find(rt, review_id)["id"]
+        done = rt.approve(found, reason) if approve else rt.reject(found, reason)
+    label = "approved / 已批准" if approve else "rejected / 已拒绝"
+    console.print(f"{label}: {done['content']} (run {done['run_id']})", markup=False)
+
+
+ReviewId = typer.Argument(..., help="Review id or a unique prefix.")
+Reason = typer.Option("", "--reason", help="Why (kept in the record's history).")
+
+
+@review_app.command("approve")
+def approve(review_id: str = ReviewId, reason: str = Reason, home: Path | None = HomeOption) -> None:
+    """Apply a pending change (versioned; `tianma reflect undo RUN` reverts it)."""
+    _decide(review_id, reason, home, approve=True)
 
 
 @review_app.command("reject")
-def reject(
-    review_id: str = typer.Argument(..., help="Review id or a unique prefix."),
-    reason: str = typer.Option("", "--reason", help="Why (kept in the record's history)."),
-    home: Path | None = HomeOption,
-) -> None:
+def reject(review_id: str = ReviewId, reason: str = Reason, home: Path | None = HomeOption) -> None:
     """Refuse a pending change (its record is disabled, with the reason)."""
-    with open_runtime(settings_from(home)) as rt:
-        done = rt.reject(_find(rt, review_id)["id"], reason)
-    console.print(f"rejected / 已拒绝: {done['content']} (run {done['run_id']})", markup=False)
+    _decide(review_id, reason, home, approve=False)
 
 
 @strategies_app.command("rollback")

@@ -5,7 +5,8 @@ from typing import Any
 
 import pytest
 
-from tianma.memory.records import MemoryRecord, Provenance, Status
+from tests.fakes import strategy_record
+from tianma.memory.records import MemoryRecord, Status
 from tianma.policies.conflicts import Conflict, find_conflicts, opposite_actions, resolve, trigger_key
 
 _T0 = datetime(2025, 1, 1, tzinfo=UTC)
@@ -23,19 +24,10 @@ def _strategy(
     trigger: dict[str, Any] | None = None,
     **data: Any,
 ) -> MemoryRecord:
-    return MemoryRecord(
-        id=id,
-        user_id="u1",
-        kind="strategy",
-        content=content,
-        created_at=_T0,
-        updated_at=_T0,
-        provenance=Provenance(source="user"),
-        scope=scope,
-        status=status,
-        data={"trigger": _TRIGGER if trigger is None else trigger, "priority": priority, "weight": weight}
-        | data,
-    )
+    return strategy_record(
+        id, content, scope=scope, status=status,
+        data={"trigger": _TRIGGER if trigger is None else trigger, "priority": priority, "weight": weight} | data,
+    )  # fmt: skip
 
 
 def _ids(records: tuple[MemoryRecord, ...]) -> list[str]:

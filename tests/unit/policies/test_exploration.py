@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from tianma.memory.records import MemoryRecord, Provenance, Status
+from tests.fakes import strategy_record
+from tianma.memory.records import MemoryRecord, Status
 from tianma.policies.exploration import (
     CREATIVE_EPSILON,
     DEFAULT_EPSILON,
@@ -36,18 +37,7 @@ def _strategy(
     status: Status = "active",
     **data: Any,
 ) -> MemoryRecord:
-    return MemoryRecord(
-        id=id,
-        user_id="u1",
-        kind="strategy",
-        content=content,
-        created_at=_T0,
-        updated_at=_T0,
-        provenance=Provenance(source="user"),
-        scope=scope,
-        status=status,
-        data=data,
-    )
+    return strategy_record(id, content, scope=scope, status=status, data=data)
 
 
 def _outcome(**kw: Any) -> Outcome:
