@@ -249,3 +249,28 @@ def test_the_constitution_is_read_only_and_immutable(make_runtime: RuntimeFactor
     assert rt.constitution.source == str(path)
     with pytest.raises(FrozenInstanceError):
         rt.constitution.identity = "我是全能管家"  # type: ignore[misc]
+
+
+def test_a_failure_driven_strategy_waits_for_five_samples(make_runtime: RuntimeFactory) -> None:
+    action = "当用户问美食时，用表格列出选项"
+    rt = make_runtime(chat_model=strategy_model(action, ["food"]))
+    reports = teach(rt, [FOOD[0]] * DAYS)  # the same question every day: repeated-question signals
+    (last,) = [i for i in reports[-1]["items"] if i["kind"] == "strategy"]
+    assert (
+        last["outcome"].endswith("_held")
+        and "failure-driven" in last["reason"]
+        and "of 5 samples" in last["reason"]
+    )
+    assert strategies(rt) == {action: "pending"}
+
+
+def test_gray_release_applies_a_new_strategy_to_a_share_of_dialogues_first() -> None:
+    from tests.fakes import strategy_record
+    from tianma.policies.strategies import in_rollout
+
+    until = T0 + timedelta(hours=48)
+    record = strategy_record("s1", "回答简短", data={"rollout": {"share": 0.2, "until": until.isoformat()}})
+    share = sum(in_rollout(record, f"d{i}", T0) for i in range(2000)) / 2000
+    assert 0.17 < share < 0.23
+    assert all(in_rollout(record, f"d{i}", until) for i in range(50))  # then everyone
+    assert in_rollout(strategy_record("s2", "回答简短"), "d0", T0)  # no rollout: always
