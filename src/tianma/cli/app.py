@@ -45,3 +45,4 @@ def open_runtime(settings: Settings, **kwargs: Any) -> Iterator[Runtime]:
 
 HomeOption = typer.Option(None, "--home", help="Data home (default: $TIANMA_HOME or ~/.tianma).")
 UserOption = typer.Option(None, "--user", "-u", help="User id (default: setting `user`).")
+AllUsersOption = typer.Option(None, "--user", "-u", help="Only this user (default: every user).")

@@ -8,7 +8,16 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from tianma.cli.app import HomeOption, UserOption, app, console, memory_app, open_runtime, settings_from
+from tianma.cli.app import (
+    AllUsersOption,
+    HomeOption,
+    UserOption,
+    app,
+    console,
+    memory_app,
+    open_runtime,
+    settings_from,
+)
 from tianma.cli.memory import find_record, records_table
 
 reflect_app = typer.Typer(help="Reflect on recent messages: learn facts, preferences, strategies.",
@@ -36,7 +45,7 @@ def report_table(report: dict[str, Any]) -> Table:
 @reflect_app.callback()
 def reflect(
     ctx: typer.Context,
-    user: str | None = typer.Option(None, "--user", "-u", help="Only this user (default: every user)."),
+    user: str | None = AllUsersOption,
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would change; write nothing."),
     home: Path | None = HomeOption,
 ) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from tianma.cli.app import HomeOption, UserOption, app, console, open_runtime, settings_from
+from tianma.cli.app import AllUsersOption, HomeOption, UserOption, app, console, open_runtime, settings_from
 from tianma.cli.learning import strategies_app
 from tianma.cli.memory import find_record
 from tianma.errors import InvalidInputError, RecordNotFoundError
@@ -39,7 +39,7 @@ def _preview(preview: dict[str, Any]) -> str:
 @review_app.callback()
 def review(
     ctx: typer.Context,
-    user: str | None = typer.Option(None, "--user", "-u", help="Only this user (default: every user)."),
+    user: str | None = AllUsersOption,
     show_all: bool = typer.Option(False, "--all", help="Also decided and rejected ones."),
     home: Path | None = HomeOption,
 ) -> None:

@@ -253,7 +253,11 @@ def hard_redline(reply: str) -> Finding | None:
 
 
 def run_builtin_checks(
-    reply: str, message: str, domain: str, foreign_texts: Sequence[str] = ()
+    reply: str,
+    message: str,
+    domain: str,
+    foreign_texts: Sequence[str] = (),
+    identity: tuple[str, str] = ("天马", "tianma"),
 ) -> list[Finding]:
     """Run every built-in check in a fixed order: the block checks first, then the amend checks.
 
@@ -266,7 +270,7 @@ def run_builtin_checks(
     found = [
         hard_redline(reply),
         cross_user_leak(reply, foreign_texts) if foreign_texts else None,
-        identity_drift(reply),
+        identity_drift(reply, *identity),
         finance_certainty(reply, fin_domain),
         medical_dosage(reply, med_domain),
     ]

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from tianma.guardrails.output_checks import apply_findings, identity_drift, run_builtin_checks
+from tianma.guardrails.output_checks import apply_findings, run_builtin_checks
 from tianma.memory.records import MemoryRecord
 from tianma.memory.tokenize import token_set
 
@@ -69,12 +69,7 @@ def full_check(
     first = check_reply(reply, message, domain, redlines)
     if first.reply is None or first.verdict == "blocked":
         return first
-    findings = run_builtin_checks(first.reply, message, domain, foreign_texts)
-    name, english = identity
-    findings = [f for f in findings if f.check != "identity_drift"]
-    drift = identity_drift(first.reply, name, english)
-    if drift is not None:
-        findings.insert(0, drift)
+    findings = run_builtin_checks(first.reply, message, domain, foreign_texts, identity)
     if not findings:
         return first
     text, outcome = apply_findings(first.reply, findings)

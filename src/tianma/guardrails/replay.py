@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any
 
 from langchain_core.messages import HumanMessage
 
@@ -13,8 +12,9 @@ from tianma.guardrails.constitution import Constitution
 from tianma.guardrails.redlines import full_check
 from tianma.guardrails.regression import Rendered, Scenario
 from tianma.memory.records import MemoryRecord
+from tianma.policies.conflicts import resolve
 from tianma.policies.domains import infer_domain
-from tianma.policies.strategies import MAX_STRATEGIES, trigger_matches
+from tianma.policies.strategies import select_strategies
 from tianma.prompting import build_messages
 from tianma.settings import Settings
 
@@ -23,18 +23,19 @@ REPLAY_DAY = datetime(2026, 1, 7, tzinfo=UTC)
 
 
 def renderer(
-    strategies: Sequence[dict[str, Any]], constitution: Constitution, redlines: Sequence[MemoryRecord],
+    strategies: Sequence[MemoryRecord], constitution: Constitution, redlines: Sequence[MemoryRecord],
     settings: Settings,
 ) -> Callable[[Scenario], Rendered]:  # fmt: skip
-    """A function rendering scenarios with ``strategies`` (content, trigger, priority, weight)."""
+    """A function rendering scenarios with ``strategies`` chosen as a turn chooses them
+    (triggers, priority and weight, conflicts resolved; no exploration)."""
 
     def render(scenario: Scenario) -> Rendered:
         message = scenario.messages[-1]
         at = REPLAY_DAY.replace(hour=12 if scenario.hour is None else scenario.hour)
         domain = infer_domain(message)
-        fitting = [s for s in strategies if trigger_matches(s.get("trigger") or {}, domain, message, at)]
-        fitting.sort(key=lambda s: (-float(s.get("priority", 0)), -float(s.get("weight", 0.5))))
-        chosen = fitting[:MAX_STRATEGIES]
+        chosen = [
+            {"content": s.content} for s in resolve(select_strategies(strategies, domain, message, at)).kept
+        ]
         messages, _ = build_messages(
             [HumanMessage(m) for m in scenario.messages], [], [], chosen, None,
             settings.retrieval.max_prompt_items, constitution.identity,

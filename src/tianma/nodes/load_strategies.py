@@ -9,7 +9,7 @@ from tianma.graph.deps import Deps
 from tianma.graph.state import TurnState, TurnUpdate
 from tianma.policies.conflicts import resolve
 from tianma.policies.domains import infer_domain
-from tianma.policies.exploration import HIGH_RISK_DOMAINS, epsilon_for, explore
+from tianma.policies.exploration import epsilon_for, explore
 from tianma.policies.strategies import MAX_PREFERENCES, in_rollout, resident_preferences, select_strategies
 from tianma.settings import PoliciesSettings
 from tianma.telemetry import semconv as sc
@@ -18,10 +18,8 @@ from tianma.telemetry.spans import current_span
 
 def epsilon_of(domain: str, policies: PoliciesSettings) -> float:
     """ε for a domain: per-domain override, else high-risk / creative / default from settings."""
-    overrides = {d: policies.epsilon_high_risk for d in HIGH_RISK_DOMAINS}
-    overrides["creative"] = policies.epsilon_creative
-    overrides.update(policies.epsilon_by_domain)
-    return epsilon_for(domain, overrides, policies.epsilon)
+    return epsilon_for(domain, policies.epsilon_by_domain, policies.epsilon,
+                       high_risk=policies.epsilon_high_risk, creative=policies.epsilon_creative)  # fmt: skip
 
 
 def load_strategies(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:

@@ -25,10 +25,11 @@ from tianma.guardrails.injection import detect_injection
 from tianma.guardrails.regression import gate
 from tianma.guardrails.replay import renderer
 from tianma.guardrails.zones import classify, mode_for
-from tianma.memory.records import MemoryRecord, record_from_dict
+from tianma.memory.records import MemoryRecord, Provenance, record_from_dict
 from tianma.memory.reviews import open_review_ids
 from tianma.policies.credit import NEGATIVE
 from tianma.policies.domains import infer_domain
+from tianma.policies.strategies import redline_rules
 from tianma.telemetry.spans import current_span
 
 BEHAVIOUR = frozenset({"strategy", "preference"})
@@ -173,14 +174,10 @@ def validate(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[s
     if not activating or not deps.settings.guardrails.regression_gate:
         return {}
     removed = {i["target_id"] for i in plan if i["action"] in ("supersede", "disable") and i.get("target_id")}
-    baseline = [_as_strategy(r.content, r.data) for r in active.values()]
-    candidate = [_as_strategy(r.content, r.data) for rid, r in active.items() if rid not in removed]
-    candidate += [_as_strategy(i["proposal"]["content"], i["proposal"]) for i in activating]
-    redlines = [
-        r
-        for r in deps.memory.store.list_records(state["user_id"], "strategy", "active")
-        if r.data.get("redline")
-    ]
+    baseline = list(active.values())
+    candidate = [r for rid, r in active.items() if rid not in removed]
+    candidate += [_as_strategy(n, i["proposal"], state) for n, i in enumerate(activating)]
+    redlines = redline_rules(baseline)
     report = gate(deps.scenarios(), renderer(baseline, deps.constitution, redlines, deps.settings),
                   renderer(candidate, deps.constitution, redlines, deps.settings))  # fmt: skip
     span = current_span()
@@ -196,6 +193,11 @@ def validate(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[s
     return {"plan": plan, "llm": {**state.get("llm", {}), "regression": report.to_dict()}}
 
 
-def _as_strategy(content: str, data: dict[str, Any]) -> dict[str, Any]:
-    return {"content": content, "trigger": data.get("trigger") or {}, "priority": data.get("priority", 0),
-            "weight": data.get("weight", 0.5)}  # fmt: skip
+def _as_strategy(n: int, p: dict[str, Any], state: ReflectionState) -> MemoryRecord:
+    """A candidate as the active strategy record it would become (for the replay only)."""
+    return MemoryRecord(
+        id=f"candidate-{n}", user_id=state["user_id"], kind="strategy", content=p["content"],
+        created_at=state["at"], updated_at=state["at"], provenance=Provenance(source="candidate"),
+        scope=p.get("scope", "global"), status="active",
+        data={"trigger": p.get("trigger") or {}, "priority": p.get("priority", 0)},
+    )  # fmt: skip

@@ -58,15 +58,21 @@ def _clamp(value: float, low: float = 0.0, high: float = 1.0) -> float:
 
 
 def epsilon_for(
-    domain: str, overrides: Mapping[str, float] | None = None, default: float = DEFAULT_EPSILON
+    domain: str,
+    overrides: Mapping[str, float] | None = None,
+    default: float = DEFAULT_EPSILON,
+    *,
+    high_risk: float = HIGH_RISK_EPSILON,
+    creative: float = CREATIVE_EPSILON,
 ) -> float:
-    """The exploration rate of a domain: a per-domain override wins, then the built-in rates."""
+    """The exploration rate of a domain: a per-domain override wins, then the high-risk and
+    creative rates, then ``default``."""
     if overrides and domain in overrides:
         return _clamp(float(overrides[domain]))
     if domain in HIGH_RISK_DOMAINS:
-        return HIGH_RISK_EPSILON
+        return _clamp(float(high_risk))
     if domain == CREATIVE_DOMAIN:
-        return CREATIVE_EPSILON
+        return _clamp(float(creative))
     return _clamp(float(default))
 
 
