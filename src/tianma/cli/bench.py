@@ -1,0 +1,104 @@
+"""``tianma bench``: LoCoMo, PrefEval, performance and learning benchmarks, and ``all`` with a report.
+
+Every benchmark module has the same two functions: ``run(ctx, ...) -> payload`` (runs, prints
+its tables, writes its JSON) and ``section(payload, plots) -> markdown`` (the report section,
+drawing its PNGs into ``plots``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from tianma.cli.app import app
+
+if TYPE_CHECKING:
+    from tianma.bench.common import BenchContext
+
+bench_app = typer.Typer(
+    help="Benchmarks: public retrieval data side by side with baselines, speed, learning. "
+    "Needs: pip install -e '.[bench]'.",
+    no_args_is_help=True,
+)
+app.add_typer(bench_app, name="bench")
+
+DataOption = typer.Option(
+    None,
+    "--data",
+    help="Folder with locomo/ and prefeval/ (default: $TIANMA_EVAL_DATA, ./eval-data, ../shared/eval-data).",
+)
+OutOption = typer.Option(Path("bench-results"), "--out", help="Results folder (JSON, report.md, plots/).")
+SmokeOption = typer.Option(False, "--smoke", help="Tiny run that checks the benchmark works (CI).")
+FullOption = typer.Option(False, "--full", help="Full run (longer than the quick default).")
+QuietOption = typer.Option(False, "--quiet", help="No progress bars.")
+ScenariosOption = typer.Option(
+    None, "--scenarios", help="Learning scenario file (JSON; format in the bundled scenarios README)."
+)
+
+
+def context(data: Path | None, out: Path, smoke: bool, full: bool, quiet: bool) -> BenchContext:
+    """The run's context from the shared options."""
+    from tianma.bench.common import BenchContext, find_data
+    from tianma.errors import InvalidInputError
+
+    if smoke and full:
+        raise InvalidInputError("--smoke and --full exclude each other / 不能同时使用")
+    mode = "smoke" if smoke else "full" if full else "quick"
+    return BenchContext(data=find_data(data), out=out, mode=mode, show_progress=not quiet)
+
+
+@bench_app.command("locomo")
+def locomo(
+    data: Path | None = DataOption,
+    out: Path = OutOption,
+    smoke: bool = SmokeOption,
+    full: bool = FullOption,
+    quiet: bool = QuietOption,
+) -> None:
+    """LoCoMo retrieval (R@5/R@10, any/all, session recall) for tianma and the baselines."""
+    from tianma.bench import locomo_cli
+
+    locomo_cli.run(context(data, out, smoke, full, quiet))
+
+
+@bench_app.command("prefeval")
+def prefeval(
+    data: Path | None = DataOption,
+    out: Path = OutOption,
+    smoke: bool = SmokeOption,
+    full: bool = FullOption,
+    quiet: bool = QuietOption,
+) -> None:
+    """PrefEval preference recall (hit@5/hit@10) after 0, 100 and 300 distractor exchanges."""
+    from tianma.bench import prefeval as bench
+
+    bench.run(context(data, out, smoke, full, quiet))
+
+
+@bench_app.command("perf")
+def perf(
+    out: Path = OutOption,
+    smoke: bool = SmokeOption,
+    full: bool = FullOption,
+    quiet: bool = QuietOption,
+) -> None:
+    """Speed and size: turn overhead, ingest throughput, rebuild, memory tokens per turn."""
+    from tianma.bench import perf as bench
+
+    bench.run(context(None, out, smoke, full, quiet))
+
+
+@bench_app.command("learning")
+def learning(
+    scenarios: Path | None = ScenariosOption,
+    out: Path = OutOption,
+    smoke: bool = SmokeOption,
+    full: bool = FullOption,
+    quiet: bool = QuietOption,
+) -> None:
+    """ "It gets better with use": hit rate of no memory / memory / memory + reflection over turns."""
+    from tianma.bench import learning as bench
+
+    bench.run(context(None, out, smoke, full, quiet), scenarios=scenarios)
