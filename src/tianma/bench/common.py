@@ -30,6 +30,8 @@ from rich.progress import (
 )
 
 console = Console(highlight=False)
+if not console.is_terminal:  # a log file or CI: wide enough for the result tables
+    console = Console(highlight=False, width=160)
 
 LIBRARIES = (
     "tianma",

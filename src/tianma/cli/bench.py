@@ -102,3 +102,26 @@ def learning(
     from tianma.bench import learning as bench
 
     bench.run(context(None, out, smoke, full, quiet), scenarios=scenarios)
+
+
+@bench_app.command("all")
+def run_all(
+    data: Path | None = DataOption,
+    out: Path = OutOption,
+    smoke: bool = SmokeOption,
+    full: bool = FullOption,
+    quiet: bool = QuietOption,
+    scenarios: Path | None = ScenariosOption,
+    readme: Path | None = typer.Option(
+        None, "--readme", help="Also rewrite this README's results block (between its bench markers)."
+    ),
+) -> None:
+    """Every benchmark, then one Markdown report with plots (``<out>/report.md``)."""
+    from tianma.bench import report
+
+    ctx = context(data, out, smoke, full, quiet)
+    path, failures = report.run_all(ctx, scenarios=scenarios)
+    if readme is not None and not failures:
+        report.update_readme(readme, path)
+    if failures:
+        raise typer.Exit(code=1)
