@@ -10,6 +10,7 @@ from langchain_core.messages import SystemMessage
 from tests.conftest import RuntimeFactory
 from tests.fakes import ScriptedChatModel
 from tianma import ConfigError, InvalidInputError
+from tianma.memory import search
 
 T0 = datetime(2026, 11, 2, 20, 0, tzinfo=UTC)
 
@@ -125,3 +126,37 @@ def test_ingest_is_batched_idempotent_and_validated(make_runtime: RuntimeFactory
     with pytest.raises(InvalidInputError, match=r"event 1: role"):
         rt.ingest("u", [events[0], {**events[1], "role": "robot", "external_id": "new"}])
     assert len(rt.memories("u", kind="event")) == 300
+
+
+def test_the_answer_after_a_found_question_is_found_too(make_runtime: RuntimeFactory) -> None:
+    """An answer rarely repeats its question's words; it inherits relevance from the turn before."""
+    rt = make_runtime()
+    lines = [
+        ("user", "Ann", "How long have you and your husband been married?"),
+        ("assistant", "Mel", "Five years already! Time flies."),
+        ("user", "Ann", "I bought a blue bicycle yesterday."),
+        ("assistant", "Mel", "Great, cycling to work is healthy."),
+    ]
+    events = [
+        {"role": role, "text": text, "at": T0 + timedelta(minutes=i), "dialogue_id": "s1", "speaker": who}
+        for i, (role, who, text) in enumerate(lines)
+    ]
+    events.append({**events[0], "dialogue_id": "s2", "text": "Five is my lucky number.", "at": T0})
+    rt.ingest("u", events)
+    query = "how long has she been married to her husband"
+    found = [m.content for m in rt.search("u", query, k=3)]
+    assert set(found[:2]) == {lines[0][2], "Five years already! Time flies."}
+    ranked = search.hybrid_search(
+        rt.memory, rt._anchors, "u", query, rt.memory.embedder.embed_query(query), 30
+    )
+    by_text = {c.record.content: c for c in ranked}
+    question, answer = by_text[lines[0][2]], by_text["Five years already! Time flies."]
+    assert "reply" in answer.channels
+    assert answer.relevance >= search.REPLY_SHARE * question.relevance - 1e-9
+    assert "reply" not in by_text["Five is my lucky number."].channels  # another dialogue
+    store = rt.memory.store
+    first, second, *_ = sorted(rt.memories("u", kind="event"), key=lambda r: (r.dialogue_id, r.at))
+    nexts = store.next_events("u", [first, second])
+    assert nexts[first.id].id == second.id and nexts[second.id].content == lines[2][2]
+    last = max((r for r in rt.memories("u", kind="event") if r.dialogue_id == "s1"), key=lambda r: r.at)
+    assert store.next_events("u", [last]) == {}  # nothing follows the last message of a dialogue

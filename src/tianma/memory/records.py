@@ -113,7 +113,7 @@ class Candidate:
     relevance: float
     """Fused relevance in [0, 1]."""
     channels: tuple[str, ...]
-    """Which channels found it: ``dense``, ``keyword``, ``fact``."""
+    """Which channels found it: ``dense``, ``keyword``, ``fact``, ``reply`` (follows a found message)."""
 
 
 @dataclass(frozen=True, slots=True)

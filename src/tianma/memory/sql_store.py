@@ -354,6 +354,30 @@ class SqlMemoryStore:
         with map_sql_errors(), self.engine.connect() as conn:
             return [_to_record(row) for row in conn.execute(query)]
 
+    def next_events(self, user_id: str, events: Sequence[MemoryRecord]) -> dict[str, MemoryRecord]:
+        """For each event, the next message of the same dialogue (by time), keyed by the event's id.
+
+        One indexed lookup per event (``ix_records_dialogue``); events at the same instant are
+        not ordered, so an event whose successor shares its timestamp has none here.
+        """
+        r = t.records.c
+        out: dict[str, MemoryRecord] = {}
+        with map_sql_errors(), self.engine.connect() as conn:
+            for ev in events:
+                if ev.kind != "event" or ev.dialogue_id is None or ev.at is None:
+                    continue
+                row = conn.execute(
+                    select(t.records)
+                    .where(
+                        r.user_id == user_id, r.dialogue_id == ev.dialogue_id, r.at > ev.at, r.kind == "event"
+                    )
+                    .order_by(r.at)
+                    .limit(1)
+                ).first()
+                if row is not None:
+                    out[ev.id] = _to_record(row)
+        return out
+
     def facts_with_keys(self, user_id: str) -> list[MemoryRecord]:
         """Active structured facts (records with a key) of a user."""
         query = select(t.records).where(
