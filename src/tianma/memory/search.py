@@ -41,7 +41,8 @@ alone 55.6, half each 57.3 (R@5)."""
 DENSE_SPAN = 0.35
 """A margin over the noise floor of this much (normalised units) gives 63 % of full relevance."""
 REPLY_SHARE = 0.85
-"""The message right after a relevant one in its dialogue inherits this share of its relevance.
+"""The reply right after a relevant message (someone else speaking next in the same dialogue)
+inherits this share of its relevance.
 
 In a conversation the answer follows the question ("How long have you been married?" → "5 years
 already!"), and the words of a question rarely repeat in its answer. On LoCoMo conv-26 (dev)
@@ -127,6 +128,11 @@ def hybrid_search(
     return with_replies(memory, user_id, out)
 
 
+def answers(first: MemoryRecord, after: MemoryRecord) -> bool:
+    """``after`` is someone else speaking (a chat turn's event already holds its own reply)."""
+    return (after.role, after.speaker) != (first.role, first.speaker)
+
+
 def with_replies(memory: Memory, user_id: str, ranked: list[Candidate]) -> list[Candidate]:
     """Add (or lift) the next message after each top event: :data:`REPLY_SHARE` of its relevance."""
     top = [c.record for c in ranked[:REPLY_FROM_TOP] if c.record.kind == "event"]
@@ -138,7 +144,7 @@ def with_replies(memory: Memory, user_id: str, ranked: list[Candidate]) -> list[
     by_id = {c.record.id: c for c in ranked}
     for c in ranked[:REPLY_FROM_TOP]:
         after = nexts.get(c.record.id)
-        if after is None or not is_indexed(after):
+        if after is None or not is_indexed(after) or not answers(c.record, after):
             continue
         inherited = REPLY_SHARE * c.relevance
         known = by_id.get(after.id)
