@@ -22,6 +22,7 @@ def test_all_lists_exactly_the_public_names() -> None:
         "annotations",
         "demo",
         "cli",
+        "bench",
     }
     assert set(tianma.__all__) == public - modules
     for name in tianma.__all__:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from tianma.bench import peers
 from tianma.bench.common import BenchContext, console, header, progress_bar, write_json
 from tianma.bench.locomo import SystemFactory, headline, run_locomo
 from tianma.bench.locomo_data import DEV_CONVERSATION, Conversation, load_locomo
@@ -31,22 +32,14 @@ def tianma_config(embedder: CachingEmbedder) -> dict[str, Any]:
     }
 
 
-def factories(embedder: CachingEmbedder) -> list[SystemFactory]:
+def factories(embedder: CachingEmbedder, mode: str = "full") -> list[SystemFactory]:
     """tianma first (ratios are to it), then the baselines; peers when installed."""
 
     def tianma(convs: dict[str, Conversation]) -> System:
         return TianmaSystem(embedder, clock=lambda user: convs[user].frozen_at)
 
     out: list[SystemFactory] = [tianma, lambda _c: BM25System(), lambda _c: DenseSystem(embedder)]
-    out.extend(peer_factories(embedder))
-    return out
-
-
-def peer_factories(embedder: CachingEmbedder) -> list[SystemFactory]:
-    """LangGraph's InMemoryStore and mem0 (when installed), on the same embedder."""
-    from tianma.bench import peers
-
-    return peers.factories(embedder)
+    return [*out, *peers.factories(embedder, mode)]
 
 
 def select(conversations: list[Conversation], ctx: BenchContext) -> list[Conversation]:
@@ -67,11 +60,12 @@ def run(ctx: BenchContext) -> dict[str, Any]:
 
     payload["dataset"] = {"path": str(path), "sha256": sha256_of(path)}
     payload["config"] = tianma_config(embedder)
+    payload["peers"] = peers.peer_status(ctx.mode)
     with console.status("embedding the turns (cached for the next run) / 向量化对话…"):
         warm_cache(embedder, [d.line for c in conversations for d in c.docs])
         embedder.save()
     with progress_bar(ctx.show_progress) as bar:
-        payload.update(run_locomo(factories(embedder), conversations, bar))
+        payload.update(run_locomo(factories(embedder, ctx.mode), conversations, bar))
     embedder.save()
     for split in ("dev", "test"):
         if any(split in s["summary"] for s in payload["systems"].values()):
