@@ -1,7 +1,9 @@
-"""Synthetic but realistic user texts for the turn-overhead benchmark (Chinese and English).
+"""Synthetic but realistic user texts for the performance benchmark (Chinese and English).
 
 Every text is built combinatorially from templates and slot values, so a pool of a few
-thousand distinct statements costs nothing to generate and is the same for the same seed.
+thousand distinct statements costs nothing to generate and is the same for the same seed:
+the populated stores, the measured turns' messages and the ingest texts are reproducible
+without shipping a data file.
 """
 
 from __future__ import annotations

