@@ -9,7 +9,15 @@ from pathlib import Path
 import numpy as np
 
 from tests.fakes import CharacterEmbedder
-from tianma.bench.systems import BM25System, CachingEmbedder, DenseSystem, Doc, bm25_tokens
+from tianma.bench.systems import (
+    BM25System,
+    CachingEmbedder,
+    DenseSystem,
+    Doc,
+    TianmaSystem,
+    bm25_tokens,
+    scratch_dir,
+)
 from tianma.memory.protocols import Matrix, Vector
 
 AT = datetime(2024, 1, 1, tzinfo=UTC)
@@ -84,3 +92,13 @@ def test_bm25_without_query_words_returns_nothing() -> None:
     system = BM25System()
     system.add("u", DOCS)
     assert system.search("u", "what is the", 5) == []
+
+
+def test_tianma_system_home_is_temporary_and_removed_on_close() -> None:
+    system = TianmaSystem(CharacterEmbedder(), clock=lambda _user: AT)
+    home = system.settings.home
+    assert home.is_dir() and (scratch_dir() is None or str(home).startswith(scratch_dir() or ""))
+    system.add("u", DOCS[:2])
+    assert [h.doc_ids for h in system.search("u", "grey cat Pixel", 1)] == [frozenset({"d1"})]
+    system.close()
+    assert not home.exists()
