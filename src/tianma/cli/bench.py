@@ -49,45 +49,31 @@ def context(data: Path | None, out: Path, smoke: bool, full: bool, quiet: bool) 
     return BenchContext(data=find_data(data), out=out, mode=mode, show_progress=not quiet)
 
 
-@bench_app.command("locomo")
-def locomo(
-    data: Path | None = DataOption,
-    out: Path = OutOption,
-    smoke: bool = SmokeOption,
-    full: bool = FullOption,
-    quiet: bool = QuietOption,
-) -> None:
-    """LoCoMo retrieval (R@5/R@10, any/all, session recall) for tianma and the baselines."""
-    from tianma.bench import locomo_cli
+def _dataset_command(name: str, summary: str) -> None:
+    """Register ``tianma bench <name>`` with the shared options (one body for every benchmark)."""
 
-    locomo_cli.run(context(data, out, smoke, full, quiet))
+    def command(
+        data: Path | None = DataOption,
+        out: Path = OutOption,
+        smoke: bool = SmokeOption,
+        full: bool = FullOption,
+        quiet: bool = QuietOption,
+    ) -> None:
+        from tianma.bench import report
 
+        report.module(name).run(context(data, out, smoke, full, quiet))
 
-@bench_app.command("prefeval")
-def prefeval(
-    data: Path | None = DataOption,
-    out: Path = OutOption,
-    smoke: bool = SmokeOption,
-    full: bool = FullOption,
-    quiet: bool = QuietOption,
-) -> None:
-    """PrefEval preference recall (hit@5/hit@10) after 0, 100 and 300 distractor exchanges."""
-    from tianma.bench import prefeval as bench
-
-    bench.run(context(data, out, smoke, full, quiet))
+    command.__doc__ = summary
+    bench_app.command(name)(command)
 
 
-@bench_app.command("perf")
-def perf(
-    out: Path = OutOption,
-    smoke: bool = SmokeOption,
-    full: bool = FullOption,
-    quiet: bool = QuietOption,
-) -> None:
-    """Speed and size: turn overhead, ingest throughput, rebuild, memory tokens per turn."""
-    from tianma.bench import perf as bench
-
-    bench.run(context(None, out, smoke, full, quiet))
+_dataset_command(
+    "locomo", "LoCoMo retrieval (R@5/R@10, any/all, session recall) for tianma and the baselines."
+)
+_dataset_command(
+    "prefeval", "PrefEval preference recall (hit@5/hit@10) after 0, 100 and 300 distractor exchanges."
+)
+_dataset_command("perf", "Speed and size: turn overhead, ingest throughput, rebuild, memory tokens per turn.")
 
 
 @bench_app.command("learning")
