@@ -90,7 +90,8 @@ def section(payload: dict[str, Any], plots: Path) -> str:
         "`Runtime.ingest` (no LLM: reflection off), clock frozen at the last session + 1 day; the "
         "question alone is the query (the runtime's own query builder with an empty window gives the "
         "same query). Percentages; `turns` = distinct turns covered by the top 5, `tokens` = their "
-        "cl100k tokens; latency is the search call on this machine."
+        "cl100k tokens; latency is the search call on this machine — tianma runs first, so its figure includes "
+        "embedding the question (~20–30 ms), which the systems after it find cached."
     )
     base = systems.get("tianma", {}).get("summary", {})
     for split in ("test", "dev"):

@@ -63,7 +63,8 @@ def write_report(
     seconds: dict[str, float],
 ) -> Path:
     """``report.md`` (and ``report.json``, an index of the result files) in the results folder."""
-    info, vers = machine_info(), versions()
+    first = next(iter(payloads.values()), {})  # the run's own facts (a re-render keeps them)
+    info, vers = first.get("machine") or machine_info(), first.get("versions") or versions()
     total = sum(seconds.values())
     lines = [
         "# tianma benchmark report",
@@ -95,6 +96,33 @@ def write_report(
     )
     console.print(f"report: {path}")
     return path
+
+
+def rerender(ctx: BenchContext) -> Path:
+    """Write ``report.md`` again from the results of the last ``all`` run in ``ctx.out``.
+
+    For a change in how results are presented: the numbers are the ones that run wrote.
+
+    Raises:
+        InvalidInputError: no ``report.json`` there, or a result file it names is gone.
+    """
+    import json
+    from datetime import datetime
+
+    index_path = ctx.out / "report.json"
+    if not index_path.is_file():
+        raise InvalidInputError(f"{index_path}: no earlier run to re-render / 没有可重新生成的结果")
+    index = json.loads(index_path.read_text(encoding="utf-8"))
+    payloads = {}
+    for name, file in index["results"].items():
+        path = Path(file)
+        if not path.is_file():
+            raise InvalidInputError(f"{path}: result file missing / 结果文件缺失")
+        payloads[name] = json.loads(path.read_text(encoding="utf-8"))
+    again = BenchContext(
+        data=ctx.data, out=ctx.out, mode=index["mode"], started=datetime.fromisoformat(index["date"])
+    )
+    return write_report(again, payloads, index["failures"], index["seconds"])
 
 
 def update_readme(readme: Path, report: Path) -> None:

@@ -111,3 +111,17 @@ def run_all(
         report.update_readme(readme, path)
     if failures:
         raise typer.Exit(code=1)
+
+
+@bench_app.command("report")
+def rerender(
+    out: Path = OutOption,
+    readme: Path | None = typer.Option(None, "--readme", help="Also rewrite this README's results block."),
+) -> None:
+    """Re-render ``<out>/report.md`` (and the README block) from the last ``all`` run's JSON files."""
+    from tianma.bench import report
+    from tianma.bench.common import BenchContext
+
+    path = report.rerender(BenchContext(data=None, out=out))
+    if readme is not None:
+        report.update_readme(readme, path)

@@ -39,3 +39,35 @@ def test_readme_without_markers_is_refused(tmp_path: Path) -> None:
     report.write_text("# r\n", encoding="utf-8")
     with pytest.raises(InvalidInputError, match="markers"):
         update_readme(readme, report)
+
+
+def test_report_is_rerendered_from_the_last_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from tianma.bench.common import BenchContext
+    from tianma.bench.report import rerender
+
+    ctx = BenchContext(data=None, out=tmp_path)
+    with pytest.raises(InvalidInputError, match="no earlier run"):
+        rerender(ctx)
+    learning = {
+        "benchmark": "learning",
+        "machine": {"cpu_count": 2, "cpu_model": "TestCPU", "platform": "Linux", "python": "3.11"},
+        "versions": {"git_commit": "abc123def4567890"},
+    }
+    (tmp_path / "learning.json").write_text(json.dumps(learning), encoding="utf-8")
+    index = {
+        "date": "2026-11-29T18:00:00+00:00",
+        "mode": "full",
+        "seconds": {"learning": 90.0},
+        "failures": {"perf": "RuntimeError: boom"},
+        "results": {"learning": str(tmp_path / "learning.json")},
+    }
+    (tmp_path / "report.json").write_text(json.dumps(index), encoding="utf-8")
+    import tianma.bench.learning as learning_module
+
+    monkeypatch.setattr(learning_module, "section", lambda payload, plots: "## Learning (re-rendered)")
+    text = rerender(ctx).read_text(encoding="utf-8")
+    assert "mode **full**" in text and "2026-11-29 18:00 UTC" in text
+    assert "TestCPU" in text and "`abc123def456`" in text  # the run's machine and commit, not today's
+    assert "**perf failed:** `RuntimeError: boom`" in text and "## Learning (re-rendered)" in text
