@@ -152,7 +152,7 @@ def plot(payload: dict[str, Any], plots: Path) -> Path:
     systems = payload["systems"]
     split = "test" if any("test" in s["summary"] for s in systems.values()) else "dev"
     groups = [*CATEGORIES.values(), "overall"]
-    fig, ax = plt.subplots(figsize=(9, 4))
+    fig, ax = plt.subplots(figsize=(9, 4.8))
     width = 0.8 / max(1, len(systems))
     for i, (name, res) in enumerate(systems.items()):
         part = res["summary"].get(split, {})
@@ -162,5 +162,5 @@ def plot(payload: dict[str, Any], plots: Path) -> Path:
     ax.set_xticks([x + width * (len(systems) - 1) / 2 for x in range(len(groups))], groups)
     ax.set_ylabel("R@5 (%)")
     ax.set_title(f"LoCoMo evidence recall@5 — {split} split")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=3, frameon=False)
     return save(fig, plots / "locomo.png")

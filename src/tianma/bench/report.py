@@ -115,10 +115,10 @@ def rerender(ctx: BenchContext) -> Path:
     index = json.loads(index_path.read_text(encoding="utf-8"))
     payloads = {}
     for name, file in index["results"].items():
-        path = Path(file)
-        if not path.is_file():
+        path = Path(file or "")
+        if not file or not path.is_file():
             raise InvalidInputError(f"{path}: result file missing / 结果文件缺失")
-        payloads[name] = json.loads(path.read_text(encoding="utf-8"))
+        payloads[name] = json.loads(path.read_text(encoding="utf-8")) | {"file": str(path)}
     again = BenchContext(
         data=ctx.data, out=ctx.out, mode=index["mode"], started=datetime.fromisoformat(index["date"])
     )

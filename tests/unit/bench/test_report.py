@@ -68,6 +68,8 @@ def test_report_is_rerendered_from_the_last_run(tmp_path: Path, monkeypatch: pyt
 
     monkeypatch.setattr(learning_module, "section", lambda payload, plots: "## Learning (re-rendered)")
     text = rerender(ctx).read_text(encoding="utf-8")
+    again = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert again["results"] == index["results"]  # a second re-render still finds the files
     assert "mode **full**" in text and "2026-11-29 18:00 UTC" in text
     assert "TestCPU" in text and "`abc123def456`" in text  # the run's machine and commit, not today's
     assert "**perf failed:** `RuntimeError: boom`" in text and "## Learning (re-rendered)" in text
