@@ -27,6 +27,8 @@ def tianma_config(embedder: CachingEmbedder) -> dict[str, Any]:
         "dense_weight": search.DENSE_WEIGHT,
         "keyword_weight": search.KEYWORD_WEIGHT,
         "fact_relevance": search.FACT_RELEVANCE,
+        "bm25_share": search.BM25_SHARE,
+        "reply_share": search.REPLY_SHARE,
         "llm": "none (ingest records events without the LLM; reflection off)",
         "query": "the question text alone",
     }
@@ -93,6 +95,10 @@ def section(payload: dict[str, Any], plots: Path) -> str:
         "cl100k tokens; latency is the search call on this machine — tianma runs first, so its figure includes "
         "embedding the question (~20–30 ms), which the systems after it find cached."
     )
+    config = payload.get("config", {})
+    shown = ", ".join(f"{k} {v}" for k, v in config.items() if k not in ("retrieval", "llm", "query"))
+    lines += ["", f"Configuration: {shown}; retrieval settings {config.get('retrieval')}."]
+    lines += [f"Peers: {name} — {status}." for name, status in payload.get("peers", {}).items()]
     base = systems.get("tianma", {}).get("summary", {})
     for split in ("test", "dev"):
         if not any(split in s["summary"] for s in systems.values()):
