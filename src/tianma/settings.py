@@ -160,6 +160,20 @@ class TelemetrySettings(_Section):
     """Record message and memory text in spans."""
 
 
+JobName = Literal["decay", "reflection"]
+JOB_NAMES: tuple[JobName, ...] = ("decay", "reflection")
+"""The periodic jobs that are built (see ``tianma/scheduler.py``)."""
+
+
+class SchedulerSettings(_Section):
+    daily_hour: int = Field(default=3, ge=0, le=23)
+    """UTC hour at which daily jobs (decay, nightly reflection) and weekly ones become due."""
+    weekly_day: int = Field(default=6, ge=0, le=6)
+    """Day of weekly jobs, 0 = Monday … 6 = Sunday."""
+    enabled_jobs: list[JobName] = Field(default_factory=lambda: list(JOB_NAMES))
+    """Jobs the scheduler runs; the others are neither due nor runnable by name."""
+
+
 def _default_home() -> Path:
     return Path(os.environ.get("TIANMA_HOME") or Path.home() / ".tianma")
 
@@ -203,6 +217,7 @@ class Settings(BaseSettings):
     policies: PoliciesSettings = Field(default_factory=PoliciesSettings)
     nodes: NodeSettings = Field(default_factory=NodeSettings)
     telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
+    scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -156,6 +156,26 @@ def test_a_version_1_file_gets_the_reflection_tables_and_the_review_queue(tmp_pa
         columns = {row[1] for row in conn.exec_driver_sql("PRAGMA table_info(record_versions)")}
         tables = {row[0] for row in conn.exec_driver_sql("SELECT name FROM sqlite_master WHERE type='table'")}
     migrated.dispose()
-    assert (
-        int(version) == 3 and "run_id" in columns and {"reflection_runs", "run_changes", "reviews"} <= tables
-    )
+    assert int(version) == t.SCHEMA_VERSION and "run_id" in columns
+    assert {"reflection_runs", "run_changes", "reviews", "job_runs"} <= tables
+
+
+def test_a_version_3_file_gets_the_job_run_log(tmp_path: Path) -> None:
+    from sqlalchemy.exc import IntegrityError
+
+    url = f"sqlite:///{tmp_path / 'v3.db'}"
+    engine = create_sql_engine(url)
+    with engine.begin() as conn:  # make it look like a file written by schema version 3
+        conn.exec_driver_sql("DROP TABLE job_runs")
+        conn.execute(update(t.meta).values(value="3"))
+    engine.dispose()
+    migrated = create_sql_engine(url)
+    with migrated.connect() as conn:
+        version = conn.execute(select(t.meta.c.value).where(t.meta.c.key == "schema_version")).scalar_one()
+    assert int(version) == 4
+    row = {"job": "decay", "slot": T0, "started_at": T0, "status": "running"}
+    with migrated.begin() as conn:
+        conn.execute(t.job_runs.insert().values(**row))
+    with pytest.raises(IntegrityError), migrated.begin() as conn:  # one run per (job, slot)
+        conn.execute(t.job_runs.insert().values(**row))
+    migrated.dispose()

@@ -23,6 +23,7 @@ def test_all_lists_exactly_the_public_names() -> None:
         "demo",
         "cli",
         "bench",
+        "scheduler",
     }
     assert set(tianma.__all__) == public - modules
     for name in tianma.__all__:

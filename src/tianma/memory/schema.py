@@ -19,6 +19,7 @@ from sqlalchemy import (
     Table,
     Text,
     TypeDecorator,
+    UniqueConstraint,
     inspect,
     select,
 )
@@ -26,7 +27,7 @@ from sqlalchemy.engine import Connection, Dialect
 
 from tianma.errors import ConfigError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Bump with a function in MIGRATIONS that upgrades a file of the previous version."""
 
 
@@ -191,6 +192,22 @@ reviews = Table(
     Index("ix_reviews_user_status", "user_id", "status"),
 )
 
+job_runs = Table(
+    "job_runs",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("job", String(64), nullable=False),
+    Column("slot", UtcDateTime, nullable=False),  # the period slot this run covers (now, if forced)
+    Column("started_at", UtcDateTime, nullable=False),
+    Column("finished_at", UtcDateTime),
+    Column("status", String(16), nullable=False),  # running | ok | failed
+    Column("error", Text),
+    Column("report", JSON),
+    # claiming a slot is an INSERT: the constraint is what keeps two processes from both running it
+    UniqueConstraint("job", "slot", name="uq_job_runs_job_slot"),
+    Index("ix_job_runs_job_started", "job", "started_at"),
+)
+
 Migration = Callable[[Connection], None]
 
 
@@ -204,7 +221,11 @@ def _add_reviews(conn: Connection) -> None:
     """v3: the review queue (its table is created by ``create_all``)."""
 
 
-MIGRATIONS: dict[int, Migration] = {2: _add_run_columns, 3: _add_reviews}
+def _add_job_runs(conn: Connection) -> None:
+    """v4: the periodic jobs' run log (its table is created by ``create_all``)."""
+
+
+MIGRATIONS: dict[int, Migration] = {2: _add_run_columns, 3: _add_reviews, 4: _add_job_runs}
 """``MIGRATIONS[n]`` upgrades a store of schema version ``n - 1`` to ``n``."""
 
 

@@ -1,0 +1,206 @@
+"""The periodic-jobs scheduler: slots, once-per-slot runs, races, failures, the poll loop."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from tests.conftest import RuntimeFactory
+from tests.fakes import CharacterEmbedder
+from tianma import ConfigError, Runtime, load_settings
+from tianma.errors import InvalidInputError
+from tianma.memory import job_runs
+from tianma.memory.sql_store import create_sql_engine
+from tianma.scheduler import Job, Scheduler, current_slot, due_slot, next_slot
+from tianma.settings import SchedulerSettings
+
+DAY = datetime(2026, 3, 4, tzinfo=UTC)  # a Wednesday
+
+
+def at(day: int, hour: int, minute: int = 0) -> datetime:
+    return DAY + timedelta(days=day, hours=hour, minutes=minute)
+
+
+def noop(rt: Runtime, now: datetime) -> dict[str, Any]:
+    return {}
+
+
+def test_daily_slot_turns_over_at_the_hour() -> None:
+    job = Job("d", "daily", noop, at_hour=3)
+    assert due_slot(job, at(0, 2, 59)) == at(-1, 3)
+    assert due_slot(job, at(0, 3)) == at(0, 3)
+    assert due_slot(job, at(0, 23, 59)) == at(0, 3)
+    assert due_slot(job, at(0, 4), last_slot=at(0, 3)) is None
+    assert due_slot(job, at(0, 4), last_slot=at(-1, 3)) == at(0, 3)
+    assert next_slot(job, at(0, 4)) == at(1, 3)
+    # naive times are UTC; other zones are converted
+    assert current_slot(job, at(0, 3).replace(tzinfo=None)) == at(0, 3)
+    assert current_slot(job, datetime(2026, 3, 4, 11, 30, tzinfo=timezone(timedelta(hours=8)))) == at(0, 3)
+
+
+def test_weekly_slot_is_the_last_passed_weekday_hour() -> None:
+    job = Job("w", "weekly", noop, at_hour=3, weekday=6)  # Sunday 03:00
+    sunday = at(4, 3)
+    assert sunday.weekday() == 6
+    assert due_slot(job, sunday) == sunday
+    assert due_slot(job, sunday - timedelta(minutes=1)) == sunday - timedelta(days=7)
+    assert due_slot(job, at(0, 12)) == sunday - timedelta(days=7)
+    assert due_slot(job, sunday + timedelta(days=6, hours=23)) == sunday
+    assert next_slot(job, sunday) == sunday + timedelta(days=7)
+
+
+def test_six_hour_slots_are_anchored_at_the_hour() -> None:
+    job = Job("f", "6h", noop, at_hour=3)  # 03, 09, 15, 21
+    assert due_slot(job, at(0, 2)) == at(-1, 21)
+    assert due_slot(job, at(0, 3)) == at(0, 3)
+    assert due_slot(job, at(0, 8, 59)) == at(0, 3)
+    assert due_slot(job, at(0, 9)) == at(0, 9)
+    assert due_slot(job, at(0, 23)) == at(0, 21)
+    assert next_slot(job, at(0, 23)) == at(1, 3)
+
+
+def test_a_bad_job_or_setting_is_refused(tmp_path: Any) -> None:
+    with pytest.raises(InvalidInputError):
+        Job("x", "hourly", noop)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError):
+        Job("x", "daily", noop, at_hour=24)
+    with pytest.raises(ConfigError, match=r"scheduler\.daily_hour"):
+        load_settings(home=tmp_path, scheduler={"daily_hour": 24})
+    with pytest.raises(ConfigError, match=r"scheduler\.enabled_jobs"):
+        load_settings(home=tmp_path, scheduler={"enabled_jobs": ["feedback"]})
+    assert SchedulerSettings().enabled_jobs == ["decay", "reflection"]
+
+
+@pytest.fixture
+def rt(make_runtime: RuntimeFactory, char_embedder: CharacterEmbedder) -> Runtime:
+    return make_runtime(embedder=char_embedder)
+
+
+def test_builtin_jobs_run_once_per_slot(rt: Runtime, spans: InMemorySpanExporter) -> None:
+    rt.chat("me", "我对花生过敏。", dialogue_id="d1", at=at(0, 10))
+    scheduler = Scheduler(rt)
+    assert [j.name for j in scheduler.jobs] == ["decay", "reflection"]
+    first = scheduler.run_due(at(1, 4))
+    assert [(r.job, r.status, r.slot) for r in first] == [
+        ("decay", "ok", at(1, 3)),
+        ("reflection", "ok", at(1, 3)),
+    ]
+    assert first[1].report["users"] == 1 and len(first[1].report["run_ids"]) == 1
+    again = scheduler.run_due(at(1, 23))
+    assert [r.status for r in again] == ["skipped", "skipped"] and "already run" in str(again[0])
+    assert [r.status for r in scheduler.run_due(at(2, 3))] == ["ok", "ok"]
+    rows = job_runs.runs(rt.memory.store.engine)
+    assert [(r["job"], r["slot"], r["status"]) for r in rows] == [
+        ("decay", at(1, 3), "ok"), ("reflection", at(1, 3), "ok"),
+        ("decay", at(2, 3), "ok"), ("reflection", at(2, 3), "ok"),
+    ]  # fmt: skip
+    assert rows[1]["report"]["users"] == 1 and rows[0]["finished_at"] is not None
+    job_spans = [s for s in spans.get_finished_spans() if s.name.startswith("tianma.job ")]
+    assert {s.name for s in job_spans} == {"tianma.job decay", "tianma.job reflection"}
+    attrs = [s.attributes or {} for s in job_spans]
+    assert [a["tianma.job.status"] for a in attrs] == ["ok", "ok", "skipped", "skipped", "ok", "ok"]
+    assert attrs[0]["tianma.job.name"] == "decay" and attrs[0]["tianma.job.slot"] == at(1, 3).isoformat()
+
+
+def test_enabled_jobs_come_from_settings(
+    make_runtime: RuntimeFactory, char_embedder: CharacterEmbedder
+) -> None:
+    rt = make_runtime(embedder=char_embedder, scheduler={"enabled_jobs": ["decay"], "daily_hour": 5})
+    scheduler = Scheduler(rt)
+    assert [(j.name, j.at_hour) for j in scheduler.jobs] == [("decay", 5)]
+    with pytest.raises(InvalidInputError, match="known jobs: decay"):
+        scheduler.run("reflection", at(0, 6))
+
+
+def test_two_schedulers_racing_on_one_slot_run_it_once(rt: Runtime) -> None:
+    calls: list[str] = []
+    barrier = threading.Barrier(2)
+
+    def slow(rt: Runtime, now: datetime) -> dict[str, Any]:
+        calls.append(threading.current_thread().name)
+        return {"n": len(calls)}
+
+    job = Job("race", "daily", slow, at_hour=3)
+    results: list[str] = []
+
+    def go() -> None:
+        scheduler = Scheduler(rt, (job,))
+        barrier.wait()
+        results.extend(r.status for r in scheduler.run_due(at(0, 4)))
+
+    threads = [threading.Thread(target=go) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=10)
+    assert sorted(results) == ["ok", "skipped"] and len(calls) == 1
+    assert len(job_runs.runs(rt.memory.store.engine, "race")) == 1
+
+
+def test_two_processes_claim_a_slot_once(tmp_path: Any) -> None:
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    first, second = create_sql_engine(url), create_sql_engine(url)  # as two processes would
+    try:
+        assert job_runs.claim(first, "decay", at(0, 3), at(0, 4)) is True
+        assert job_runs.claim(second, "decay", at(0, 3), at(0, 4)) is False
+        assert job_runs.claim(second, "decay", at(1, 3), at(1, 4)) is True
+        assert job_runs.taken(first, "decay", at(1, 3))
+    finally:
+        first.dispose()
+        second.dispose()
+
+
+def test_a_failing_job_is_recorded_and_does_not_block_the_others(
+    rt: Runtime, spans: InMemorySpanExporter
+) -> None:
+    def boom(rt: Runtime, now: datetime) -> dict[str, Any]:
+        raise RuntimeError("disk on fire")
+
+    scheduler = Scheduler(rt, (Job("boom", "daily", boom, at_hour=3), Job("fine", "daily", noop, at_hour=3)))
+    runs = scheduler.run_due(at(0, 5))
+    assert [(r.job, r.status) for r in runs] == [("boom", "failed"), ("fine", "ok")]
+    assert runs[0].error == "RuntimeError: disk on fire"
+    (row,) = job_runs.runs(rt.memory.store.engine, "boom")
+    assert row["status"] == "failed" and row["error"] == "RuntimeError: disk on fire"
+    assert [r.status for r in scheduler.run_due(at(0, 6))] == [
+        "skipped",
+        "skipped",
+    ]  # not retried in the slot
+    (span,) = [s for s in spans.get_finished_spans() if s.name == "tianma.job boom"][:1]
+    assert (span.attributes or {})["tianma.job.status"] == "failed" and not span.status.is_ok
+
+
+def test_force_runs_again_and_unknown_names_list_the_known_ones(rt: Runtime) -> None:
+    scheduler = Scheduler(rt)
+    assert scheduler.run("decay", at(0, 4)).status == "ok"
+    assert scheduler.run("decay", at(0, 5)).status == "skipped"
+    forced = scheduler.run("decay", at(0, 5), force=True)
+    assert forced.status == "ok" and forced.slot == at(0, 5)
+    assert job_runs.last_run(rt.memory.store.engine, "decay")["slot"] == at(0, 5)  # type: ignore[index]
+    with pytest.raises(InvalidInputError, match="known jobs: decay, reflection"):
+        scheduler.run("feedback", at(0, 5))
+
+
+def test_run_forever_polls_until_stopped(rt: Runtime) -> None:
+    ran: list[datetime] = []
+    ticks = iter(at(d, 4) for d in range(10_000))
+
+    def record(rt: Runtime, now: datetime) -> dict[str, Any]:
+        ran.append(now)
+        return {}
+
+    scheduler = Scheduler(rt, (Job("tick", "daily", record, at_hour=3),), clock=lambda: next(ticks))
+    stop = threading.Event()
+    loop = threading.Thread(target=scheduler.run_forever, args=(stop, 0.01))
+    loop.start()
+    deadline = datetime.now(UTC) + timedelta(seconds=5)
+    while len(ran) < 3 and datetime.now(UTC) < deadline:
+        threading.Event().wait(0.01)
+    stop.set()
+    loop.join(timeout=5)
+    assert not loop.is_alive()
+    assert len(ran) >= 3 and ran == sorted(set(ran)) and ran[0] == at(0, 4)  # one run per new day
