@@ -6,9 +6,12 @@ Built jobs:
   the A/B decision between strategies).
 - ``reflection`` — nightly, i.e. daily at the same hour: ``Runtime.reflect`` for every user
   with trigger ``nightly``.
+- ``behaviour_review`` — weekly on ``scheduler.weekly_day`` at the same hour: the behaviour
+  review of the past 7 days for every user (``tianma.memory.behaviour_review``), which queues
+  behaviour-strategy proposals for review and applies nothing.
 
-Not built yet (no job is registered for them): feedback aggregation every 6 h and the weekly
-behaviour review. ``Job`` already supports their periods (``6h``, ``weekly``).
+Not built yet (no job is registered for it): feedback aggregation every 6 h. ``Job`` already
+supports its period (``6h``).
 
 Every job has one *slot* per period (e.g. daily at 03:00: today 03:00 once it is past, else
 yesterday 03:00). A run claims its slot in the ``job_runs`` table by INSERT under a UNIQUE
@@ -34,6 +37,7 @@ from sqlalchemy import Engine
 
 from tianma.errors import InvalidInputError
 from tianma.memory import job_runs
+from tianma.memory.behaviour_review import weekly_review
 from tianma.memory.schema import as_aware, utcnow
 from tianma.settings import SchedulerSettings
 from tianma.telemetry import semconv as sc
@@ -127,12 +131,23 @@ def _reflection(rt: Runtime, at: datetime) -> dict[str, Any]:
             "items": sum(len(r["items"]) for r in reports)}  # fmt: skip
 
 
+def _behaviour_review(rt: Runtime, at: datetime) -> dict[str, Any]:
+    reports = weekly_review(rt.memory, rt.constitution, None, at)
+    queued = [p for r in reports for p in r["proposals"] if p["status"] == "queued"]
+    return {"users": len(reports), "run_ids": [r["run_id"] for r in reports if r["run_id"]],
+            "topics": sum(len(r["topics"]) for r in reports), "proposals": len(queued),
+            "review_ids": [p["review_id"] for p in queued]}  # fmt: skip
+
+
 def builtin_jobs(settings: SchedulerSettings) -> tuple[Job, ...]:
-    """The enabled built-in jobs, timed by the settings (decay before reflection)."""
+    """The enabled built-in jobs, timed by the settings (decay before reflection, the weekly
+    review last: it reads the week the others have just settled)."""
     built = (
         Job("decay", "daily", _decay, at_hour=settings.daily_hour),
         Job("reflection", "daily", _reflection, at_hour=settings.daily_hour),
-    )
+        Job("behaviour_review", "weekly", _behaviour_review, at_hour=settings.daily_hour,
+            weekday=settings.weekly_day),
+    )  # fmt: skip
     return tuple(j for j in built if j.name in settings.enabled_jobs)
 
 

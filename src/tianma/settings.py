@@ -160,8 +160,8 @@ class TelemetrySettings(_Section):
     """Record message and memory text in spans."""
 
 
-JobName = Literal["decay", "reflection"]
-JOB_NAMES: tuple[JobName, ...] = ("decay", "reflection")
+JobName = Literal["decay", "reflection", "behaviour_review"]
+JOB_NAMES: tuple[JobName, ...] = ("decay", "reflection", "behaviour_review")
 """The periodic jobs that are built (see ``tianma/scheduler.py``)."""
 
 

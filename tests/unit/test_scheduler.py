@@ -72,7 +72,7 @@ def test_a_bad_job_or_setting_is_refused(tmp_path: Any) -> None:
         load_settings(home=tmp_path, scheduler={"daily_hour": 24})
     with pytest.raises(ConfigError, match=r"scheduler\.enabled_jobs"):
         load_settings(home=tmp_path, scheduler={"enabled_jobs": ["feedback"]})
-    assert SchedulerSettings().enabled_jobs == ["decay", "reflection"]
+    assert SchedulerSettings().enabled_jobs == ["decay", "reflection", "behaviour_review"]
 
 
 @pytest.fixture
@@ -83,26 +83,31 @@ def rt(make_runtime: RuntimeFactory, char_embedder: CharacterEmbedder) -> Runtim
 def test_builtin_jobs_run_once_per_slot(rt: Runtime, spans: InMemorySpanExporter) -> None:
     rt.chat("me", "我对花生过敏。", dialogue_id="d1", at=at(0, 10))
     scheduler = Scheduler(rt)
-    assert [j.name for j in scheduler.jobs] == ["decay", "reflection"]
+    assert [j.name for j in scheduler.jobs] == ["decay", "reflection", "behaviour_review"]
     first = scheduler.run_due(at(1, 4))
     assert [(r.job, r.status, r.slot) for r in first] == [
         ("decay", "ok", at(1, 3)),
         ("reflection", "ok", at(1, 3)),
+        ("behaviour_review", "ok", at(-3, 3)),  # weekly: last Sunday 03:00
     ]
     assert first[1].report["users"] == 1 and len(first[1].report["run_ids"]) == 1
     again = scheduler.run_due(at(1, 23))
-    assert [r.status for r in again] == ["skipped", "skipped"] and "already run" in str(again[0])
-    assert [r.status for r in scheduler.run_due(at(2, 3))] == ["ok", "ok"]
+    assert [r.status for r in again] == ["skipped"] * 3 and "already run" in str(again[0])
+    assert [r.status for r in scheduler.run_due(at(2, 3))] == ["ok", "ok", "skipped"]
     rows = job_runs.runs(rt.memory.store.engine)
     assert [(r["job"], r["slot"], r["status"]) for r in rows] == [
-        ("decay", at(1, 3), "ok"), ("reflection", at(1, 3), "ok"),
+        ("decay", at(1, 3), "ok"), ("reflection", at(1, 3), "ok"), ("behaviour_review", at(-3, 3), "ok"),
         ("decay", at(2, 3), "ok"), ("reflection", at(2, 3), "ok"),
     ]  # fmt: skip
     assert rows[1]["report"]["users"] == 1 and rows[0]["finished_at"] is not None
     job_spans = [s for s in spans.get_finished_spans() if s.name.startswith("tianma.job ")]
-    assert {s.name for s in job_spans} == {"tianma.job decay", "tianma.job reflection"}
+    assert {s.name for s in job_spans} == {
+        "tianma.job decay",
+        "tianma.job reflection",
+        "tianma.job behaviour_review",
+    }
     attrs = [s.attributes or {} for s in job_spans]
-    assert [a["tianma.job.status"] for a in attrs] == ["ok", "ok", "skipped", "skipped", "ok", "ok"]
+    assert [a["tianma.job.status"] for a in attrs] == ["ok"] * 3 + ["skipped"] * 3 + ["ok", "ok", "skipped"]
     assert attrs[0]["tianma.job.name"] == "decay" and attrs[0]["tianma.job.slot"] == at(1, 3).isoformat()
 
 
