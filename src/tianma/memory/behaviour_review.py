@@ -25,7 +25,8 @@ from tianma.guardrails.zones import classify, mode_for
 from tianma.memory import schema as t
 from tianma.memory.changes import ChangeSet
 from tianma.memory.records import Provenance
-from tianma.memory.reviews import queue
+from tianma.memory.reflection_store import STRATEGY_DEFAULT_ZONE
+from tianma.memory.reviews import preview, queue
 from tianma.memory.schema import as_aware
 from tianma.memory.service import Memory
 from tianma.memory.sql_store import map_sql_errors
@@ -103,7 +104,7 @@ def _queue(
         for p in week.proposals:
             zone, term = classify(p.content, constitution)
             if zone == "free":  # a behaviour strategy changes style or order: at least caution
-                zone, term = "caution", ""  # reflection_store.STRATEGY_DEFAULT_ZONE
+                zone, term = STRATEGY_DEFAULT_ZONE, ""
             mode = mode_for("strategy", zone, p.scope)
             if mode == "auto":  # a weekly proposal always waits for one confirmation
                 mode = "confirm"
@@ -141,10 +142,9 @@ def _write(
     prov = Provenance(event_ids=p.evidence, reflection_ids=(changes.run_id,), source=f"reflection:{ORIGIN}")
     record_id = changes.create("strategy", p.content, prov, scope=p.scope, confidence=0.5, status="pending",
                                data=data)  # fmt: skip
-    same = [r["content"] for r in active if r["scope"] == p.scope]
-    preview = {"before": same, "after": [*same, p.content], "scope": p.scope}
+    proposal = {"kind": "strategy", "content": p.content, "scope": p.scope, "key": None}
     review_id = queue(conn, user_id=changes.user_id, record_id=record_id, run_id=changes.run_id, kind="strategy",
-                      content=p.content, zone=zone, mode=mode, reason=reason, preview=preview,
+                      content=p.content, zone=zone, mode=mode, reason=reason, preview=preview(proposal, active),
                       evidence=p.evidence, at=at)  # fmt: skip
     return record_id, review_id
 
@@ -162,5 +162,8 @@ def _taken(conn: Connection, user_id: str) -> dict[str, str | None]:
 
 def _active_strategies(conn: Connection, user_id: str) -> list[dict[str, Any]]:
     r = t.records.c
-    query = select(r.content, r.scope).where(r.user_id == user_id, r.kind == "strategy", r.status == "active")
-    return [{"content": str(x.content), "scope": str(x.scope)} for x in conn.execute(query)]
+    query = select(r.content, r.scope, r.key).where(
+        r.user_id == user_id, r.kind == "strategy", r.status == "active"
+    )
+    return [{"kind": "strategy", "status": "active", "content": str(x.content), "scope": str(x.scope),
+             "key": x.key} for x in conn.execute(query)]  # fmt: skip

@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.engine import Connection
 
+from tianma.guardrails.zones import Zone
 from tianma.memory import schema as t
 from tianma.memory.changes import ChangeSet, undo_run
 from tianma.memory.records import Kind, Provenance
@@ -19,7 +20,7 @@ from tianma.memory.sql_store import SqlMemoryStore, map_sql_errors
 from tianma.policies.credit import NEGATIVE
 from tianma.settings import LearningSettings
 
-STRATEGY_DEFAULT_ZONE = "caution"
+STRATEGY_DEFAULT_ZONE: Zone = "caution"
 """Learnt strategies change behaviour (style, depth, order): the caution zone of DESIGN.md §5
 until the guardrails classify them."""
 WINDOW_LIMIT = 200

@@ -9,7 +9,7 @@ decision is a versioned, undoable run (``undo_reflection(run_id)``), like a refl
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -22,6 +22,16 @@ from tianma.memory.changes import ChangeSet
 from tianma.memory.records import Status
 from tianma.memory.service import Memory
 from tianma.memory.sql_store import SqlMemoryStore, map_sql_errors
+
+
+def preview(proposal: dict[str, Any], existing: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Before/after of a queued change: the active records of the same kind and key (or, without
+    a key, the same scene), without and with the proposal's content."""
+    key = proposal.get("key")
+    same = [r["content"] for r in existing
+            if r["kind"] == proposal["kind"] and r["status"] == "active"
+            and ((key and r.get("key") == key) or (not key and r.get("scope") == proposal["scope"]))]  # fmt: skip
+    return {"before": same, "after": [*same, proposal["content"]], "scope": proposal["scope"]}
 
 
 def queue(

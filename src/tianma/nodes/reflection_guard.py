@@ -26,7 +26,7 @@ from tianma.guardrails.regression import gate
 from tianma.guardrails.replay import renderer
 from tianma.guardrails.zones import classify, mode_for
 from tianma.memory.records import MemoryRecord, Provenance, record_from_dict
-from tianma.memory.reviews import open_review_ids
+from tianma.memory.reviews import open_review_ids, preview
 from tianma.policies.credit import NEGATIVE
 from tianma.policies.domains import infer_domain
 from tianma.policies.strategies import redline_rules
@@ -117,16 +117,8 @@ def _judge(
     )
     if mode != "auto" and (becomes_active or zone == "forbidden" or trip is not None):
         return {"outcome": "queued", "zone": zone, "mode": mode, "reason": "; ".join(reasons),
-                "preview": _preview(p, existing)}  # fmt: skip
+                "preview": preview(p, existing.values())}  # fmt: skip
     return {"outcome": "passed", "zone": zone, "mode": mode, "reason": ""}
-
-
-def _preview(p: dict[str, Any], existing: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """Before/after: the active records of the same kind and key (or scene) with and without it."""
-    same = [r["content"] for r in existing.values()
-            if r["kind"] == p["kind"] and r["status"] == "active"
-            and ((p.get("key") and r.get("key") == p.get("key")) or (not p.get("key") and r.get("scope") == p["scope"]))]  # fmt: skip
-    return {"before": same, "after": [*same, p["content"]], "scope": p["scope"]}
 
 
 def _error_type(p: dict[str, Any]) -> str:
