@@ -16,7 +16,6 @@ once (and cached under the results folder's ``cache/``) and cycled with noise in
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from sqlalchemy import func, select, text
 from tianma import Runtime
 from tianma.bench.common import progress_bar
 from tianma.bench.perf_corpus import REPLIES, PoolKind, PoolText
+from tianma.bench.systems import CachingEmbedder
 from tianma.memory import schema as t
 from tianma.memory.keyword_index import owner_token, row_id
 from tianma.memory.protocols import Embedder, Matrix
@@ -72,25 +72,17 @@ def record_row(kind: str, content: str, when: datetime, **fields: Any) -> dict[s
 def embed_pool(
     embedder: Embedder, pool: Sequence[PoolText], cache_dir: Path, show_progress: bool = True
 ) -> Matrix:
-    """Passage vectors of the pool, read from the cache when these texts were embedded before.
-
-    The cache is keyed by the embedder's name and every text, so a changed pool is re-embedded.
-    """
-    digest = hashlib.sha256("\n".join([embedder.name, *(p.text for p in pool)]).encode()).hexdigest()[:16]
-    cache = cache_dir / f"pool-{digest}.npy"
-    if cache.is_file():
-        loaded: Matrix = np.load(cache)
-        return loaded
-    parts: list[Matrix] = []
+    """Passage vectors of the pool, through the benchmarks' embedding cache (one file per
+    embedder): texts embedded before are read back, only new ones are embedded."""
+    cache = CachingEmbedder(embedder, cache_dir / f"pool-{embedder.name}.npz")
+    texts = [p.text for p in pool]
     with progress_bar(show_progress) as progress:
         task = progress.add_task(f"embedding the pool ({len(pool)} texts, once)", total=len(pool))
-        for start in range(0, len(pool), 64):
-            parts.append(embedder.embed_passages([p.text for p in pool[start : start + 64]]))
-            progress.advance(task, len(parts[-1]))
-    matrix: Matrix = np.vstack(parts).astype(np.float32)
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    np.save(cache, matrix)
-    return matrix
+        for start in range(0, len(texts), 64):
+            cache.embed_passages(texts[start : start + 64])
+            progress.advance(task, len(texts[start : start + 64]))
+    cache.save()
+    return cache.embed_passages(texts)
 
 
 Batch = tuple[list[dict[str, Any]], list[dict[str, Any]], Matrix]
