@@ -122,3 +122,21 @@ def reflection_messages(
     user = "最近的消息 / recent messages:\n" + "\n".join(lines)
     user += "\n\n已有记忆 / memories already kept:\n" + ("\n".join(known) if known else "(none)")
     return [SystemMessage(REFLECTION_SYSTEM), HumanMessage(user)]
+
+
+def client_messages(
+    client: Sequence[dict[str, Any]],
+    memories: Sequence[dict[str, Any]],
+    preferences: Sequence[dict[str, Any]],
+    strategies: Sequence[dict[str, Any]],
+    max_items: int,
+    identity: str,
+) -> tuple[list[dict[str, Any]], int]:
+    """A chat client's messages with one system prompt first: the constitution's identity, the
+    client's own system prompts (in order), then the memory block. Everything else the client
+    sent is kept as it was, in its order."""
+    block, items = memory_block(memories, preferences, strategies, max_items)
+    own = [str(m.get("content") or "") for m in client if m.get("role") == "system"]
+    system = "\n\n".join(part for part in (identity, *own, block) if part.strip())
+    rest = [dict(m) for m in client if m.get("role") != "system"]
+    return [{"role": "system", "content": system}, *rest], items

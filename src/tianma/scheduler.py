@@ -4,14 +4,15 @@ Built jobs:
 
 - ``decay`` — daily at ``scheduler.daily_hour`` (UTC): ``Runtime.maintain`` (forgetting and
   the A/B decision between strategies).
+- ``aggregate`` — every 6 h from the same hour (03, 09, 15, 21 by default): feedback aggregation,
+  ``Runtime.aggregate_signals`` (``tianma.memory.signal_aggregation``): per dialogue, weak
+  signals of one polarity seen twice or more merge into one credited signal; every signal
+  looked at is archived, so none is counted twice.
 - ``reflection`` — nightly, i.e. daily at the same hour: ``Runtime.reflect`` for every user
   with trigger ``nightly``.
 - ``behaviour_review`` — weekly on ``scheduler.weekly_day`` at the same hour: the behaviour
   review of the past 7 days for every user (``tianma.memory.behaviour_review``), which queues
   behaviour-strategy proposals for review and applies nothing.
-
-Not built yet (no job is registered for it): feedback aggregation every 6 h. ``Job`` already
-supports its period (``6h``).
 
 Every job has one *slot* per period (e.g. daily at 03:00: today 03:00 once it is past, else
 yesterday 03:00). A run claims its slot in the ``job_runs`` table by INSERT under a UNIQUE
@@ -125,6 +126,14 @@ def _decay(rt: Runtime, at: datetime) -> dict[str, Any]:
             "inactive": sum(len(r["inactive"]) for r in reports), "ab": sum(len(r["ab"]) for r in reports)}  # fmt: skip
 
 
+def _aggregate(rt: Runtime, at: datetime) -> dict[str, Any]:
+    reports = rt.aggregate_signals(at)
+    return {"users": len(reports), "seen": sum(r["seen"] for r in reports),
+            "weak": sum(r["weak"] for r in reports), "merged": sum(len(r["merged"]) for r in reports),
+            "archived": sum(r["archived"] for r in reports),
+            "merged_ids": [m for r in reports for m in r["merged"]]}  # fmt: skip
+
+
 def _reflection(rt: Runtime, at: datetime) -> dict[str, Any]:
     reports = rt.reflect(None, at, trigger="nightly")
     return {"users": len(reports), "run_ids": [r["run_id"] for r in reports],
@@ -140,10 +149,12 @@ def _behaviour_review(rt: Runtime, at: datetime) -> dict[str, Any]:
 
 
 def builtin_jobs(settings: SchedulerSettings) -> tuple[Job, ...]:
-    """The enabled built-in jobs, timed by the settings (decay before reflection, the weekly
-    review last: it reads the week the others have just settled)."""
+    """The enabled built-in jobs, timed by the settings (decay, then feedback aggregation, before
+    reflection, so it sees the merged signals; the weekly review last: it reads the week the
+    others have just settled)."""
     built = (
         Job("decay", "daily", _decay, at_hour=settings.daily_hour),
+        Job("aggregate", "6h", _aggregate, at_hour=settings.daily_hour),
         Job("reflection", "daily", _reflection, at_hour=settings.daily_hour),
         Job("behaviour_review", "weekly", _behaviour_review, at_hour=settings.daily_hour,
             weekday=settings.weekly_day),

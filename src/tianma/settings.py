@@ -158,20 +158,43 @@ class TelemetrySettings(_Section):
     """OTLP/HTTP endpoint for ``exporter = "otlp"``."""
     capture_content: bool = False
     """Record message and memory text in spans."""
+    local_store: bool = True
+    """Keep the spans of every turn in ``<home>/spans.db`` for the review UI; nothing leaves
+    the machine."""
+    local_retention_days: int = Field(default=14, ge=1)
+    """Days the local span store keeps spans."""
 
 
-JobName = Literal["decay", "reflection", "behaviour_review"]
-JOB_NAMES: tuple[JobName, ...] = ("decay", "reflection", "behaviour_review")
+JobName = Literal["decay", "aggregate", "reflection", "behaviour_review"]
+JOB_NAMES: tuple[JobName, ...] = ("decay", "aggregate", "reflection", "behaviour_review")
 """The periodic jobs that are built (see ``tianma/scheduler.py``)."""
 
 
 class SchedulerSettings(_Section):
     daily_hour: int = Field(default=3, ge=0, le=23)
-    """UTC hour at which daily jobs (decay, nightly reflection) and weekly ones become due."""
+    """UTC hour at which daily jobs (decay, nightly reflection) and weekly ones become due; the
+    6-hourly feedback aggregation runs at this hour and every 6 h from it."""
     weekly_day: int = Field(default=6, ge=0, le=6)
     """Day of weekly jobs, 0 = Monday … 6 = Sunday."""
     enabled_jobs: list[JobName] = Field(default_factory=lambda: list(JOB_NAMES))
     """Jobs the scheduler runs; the others are neither due nor runnable by name."""
+
+
+class ServeSettings(_Section):
+    host: str = "127.0.0.1"
+    """Address ``tianma serve`` listens on; anything but loopback requires API keys."""
+    port: int = Field(default=11435, ge=1, le=65535)
+    """Port of ``tianma serve`` (Ollama's own is 11434)."""
+    api_keys: dict[str, str] = Field(default_factory=dict)
+    """API key → user id. With any key set, every request needs one (``Authorization: Bearer``)."""
+    admin_keys: list[str] = Field(default_factory=list)
+    """Keys that see every user's data in the review UI (chat as the default ``user``)."""
+    max_concurrent: int = Field(default=4, ge=1, le=256)
+    """Turns generating at once; more wait in line."""
+    max_queue: int = Field(default=64, ge=0)
+    """Requests waiting for a turn slot; past that the proxy answers 503 like a busy Ollama."""
+    scheduler: bool = True
+    """Run the periodic jobs (``scheduler.*``) inside ``serve``."""
 
 
 def _default_home() -> Path:
@@ -218,6 +241,7 @@ class Settings(BaseSettings):
     nodes: NodeSettings = Field(default_factory=NodeSettings)
     telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
+    serve: ServeSettings = Field(default_factory=ServeSettings)
 
     @classmethod
     def settings_customise_sources(
@@ -245,6 +269,11 @@ class Settings(BaseSettings):
     def checkpoint_path(self) -> Path:
         """SQLite file of the short-term window (LangGraph checkpointer)."""
         return self.home.expanduser() / "checkpoints.db"
+
+    @property
+    def spans_path(self) -> Path:
+        """SQLite file of the local span store (``telemetry.local_store``)."""
+        return self.home.expanduser() / "spans.db"
 
 
 def load_settings(**overrides: Any) -> Settings:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -51,6 +52,28 @@ class Turn:
     """Implicit signals this turn revealed about earlier ones."""
     reflection_run_id: str | None = None
     """The reflection this turn triggered (DESIGN.md §5 triggers), if any."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClientTurn:
+    """A turn asked for by a chat client that keeps its own history (``tianma serve``).
+
+    The client's messages are the prompt: tianma adds its identity and the memory block to the
+    system prompt and keeps everything the client sent. ``Runtime.chat(..., client=…)``.
+    """
+
+    messages: tuple[dict[str, Any], ...]
+    """The client's messages in Ollama's form (``role``, ``content``, optional ``images`` …),
+    its own system prompt included, ending with this turn's user message."""
+    stream: Callable[[list[dict[str, Any]]], Iterator[str]]
+    """Asks the model with the final messages and yields the reply's text pieces.
+
+    Raises ChatModelUnavailableError (or a subclass) when the model fails."""
+    release: Callable[[str], None] | None = None
+    """Receives the reply as it clears the redline check, sentence by sentence; None when
+    the client waits for the whole reply."""
+    event_id: str | None = None
+    """The id the turn's event will have (announced to the client before the reply ends)."""
 
 
 class IngestEvent(BaseModel):

@@ -35,10 +35,11 @@ def settings_from(home: Path | None) -> Settings:
 
 @contextmanager
 def open_runtime(settings: Settings, **kwargs: Any) -> Iterator[Runtime]:
-    """A Runtime for one command, tracing configured, closed afterwards."""
+    """A Runtime for one command, tracing configured (spans kept in ``<home>/spans.db`` unless
+    ``telemetry.local_store`` is off), closed afterwards."""
     from tianma.telemetry.setup import configure_tracing
 
-    configure_tracing(settings.telemetry)
+    configure_tracing(settings.telemetry, settings.spans_path if settings.telemetry.local_store else None)
     with Runtime(settings, **kwargs) as rt:
         yield rt
 

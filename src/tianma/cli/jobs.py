@@ -23,7 +23,7 @@ from tianma.scheduler import JobRun, Scheduler, builtin_jobs, current_slot, due_
 from tianma.settings import JOB_NAMES, Settings
 
 jobs_app = typer.Typer(
-    help="Periodic jobs: decay, nightly reflection (run them from cron).", no_args_is_help=True
+    help="Periodic jobs: decay, feedback aggregation, nightly reflection, weekly review (cron).", no_args_is_help=True
 )
 app.add_typer(jobs_app, name="jobs")
 

@@ -33,6 +33,21 @@ def traced(name: str, fn: NodeFn, prefix: str = sc.NODE_SPAN_PREFIX) -> NodeFn:
     return run
 
 
+UNLOCKED_NODES = frozenset({"generate"})
+"""Nodes that run without the memory lock: they only talk to the chat model."""
+
+
+def serialised(fn: NodeFn) -> NodeFn:
+    """Run a node while holding ``Deps.lock`` (memory access is one thread at a time)."""
+
+    @functools.wraps(fn)
+    def run(state: Any, runtime: Any) -> Any:
+        with runtime.context.lock:
+            return fn(state, runtime)
+
+    return run
+
+
 def resolve_nodes(choice: NodeSettings) -> dict[str, NodeFn]:
     """The implementation chosen for each slot (``builtin`` = the entry point of that name)."""
     return {name: plugins.nodes.resolve(getattr(choice, name), default=name) for name in NODE_NAMES}
@@ -45,7 +60,7 @@ def build_turn_graph(
     graph = StateGraph(TurnState, context_schema=Deps)
     previous = START
     for name, fn in resolve_nodes(choice).items():
-        graph.add_node(name, traced(name, fn))
+        graph.add_node(name, traced(name, fn if name in UNLOCKED_NODES else serialised(fn)))
         graph.add_edge(previous, name)
         previous = name
     graph.add_edge(previous, END)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 
 from langchain_core.language_models import BaseChatModel
 
@@ -12,6 +13,7 @@ from tianma.memory.search import AnchorCache
 from tianma.memory.service import Memory
 from tianma.policies.scoring import RerankPolicy
 from tianma.settings import Settings
+from tianma.turn import ClientTurn
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,3 +30,8 @@ class Deps:
     constitution: Constitution
     rng: random.Random
     """Exploration draws (seeded by ``policies.seed`` for reproducible runs)."""
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    """Held by every node but ``generate`` while it touches memory (SQLite, the vector index):
+    turns of different dialogues overlap only in their model calls."""
+    client: ClientTurn | None = None
+    """The chat client's own history and model call, for a turn from ``tianma serve``."""

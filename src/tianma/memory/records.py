@@ -103,6 +103,8 @@ class NewEvent:
     reply: str | None = None
     error: str | None = None
     source: str = "chat"
+    id: str | None = None
+    """A chosen id (a proxy announces it before the turn is recorded); None = a new one."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -145,7 +145,7 @@ class SqlMemoryStore:
     def _event_row(ev: NewEvent) -> dict[str, Any]:
         at = t.as_aware(ev.at)
         return {
-            "id": new_id(),
+            "id": ev.id or new_id(),
             "user_id": ev.user_id,
             "kind": "event",
             "content": ev.text,

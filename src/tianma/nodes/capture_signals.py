@@ -66,7 +66,8 @@ def capture_signals(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     deps, at, user_id = runtime.context, state["at"], state["user_id"]
     text, pii = scrub(state["message"], deps.settings.guardrails.pii_redaction)
     event = NewEvent(user_id=user_id, role="user", text=text, at=at, dialogue_id=state["dialogue_id"],
-                     reply=state.get("reply"), error=state.get("error"))  # fmt: skip
+                     reply=state.get("reply"), error=state.get("error"),
+                     id=deps.client.event_id if deps.client is not None else None)  # fmt: skip
     passage = state.get("passage_vector")  # embedded by retrieve, alongside the query
     vectors = np.asarray([passage], dtype=np.float32) if passage and not pii else None
     (stored,) = deps.memory.record_events([event], vectors)

@@ -1,14 +1,25 @@
-"""generate: identity + memory block + summary + window, then one call to the chat model."""
+"""generate: identity + memory block + summary + window, then one call to the chat model.
+
+For a chat client's turn (``Deps.client``, from ``tianma serve``) the client's own messages
+are the prompt, the memory block joins its system prompt, and the reply streams back through
+the check-then-release gate (``tianma.guardrails.stream_gate``).
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from langgraph.runtime import Runtime
 
 from tianma.errors import ChatModelUnavailableError
 from tianma.graph.deps import Deps
 from tianma.graph.state import TurnState, TurnUpdate
+from tianma.guardrails.redlines import full_check
+from tianma.guardrails.stream_gate import StreamGate
 from tianma.llm.chat import call_chat
-from tianma.prompting import build_messages
+from tianma.nodes.redline_check import foreign_texts
+from tianma.policies.strategies import redline_rules
+from tianma.prompting import build_messages, client_messages
 from tianma.telemetry import semconv as sc
 from tianma.telemetry.spans import current_span
 
@@ -16,6 +27,8 @@ from tianma.telemetry.spans import current_span
 def generate(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     """Ask the chat model; a failure is recorded in state, not raised, so the turn is kept."""
     deps = runtime.context
+    if deps.client is not None:
+        return _generate_for_client(state, deps)
     messages, items = build_messages(
         state.get("messages", []),
         state.get("memories", []),
@@ -42,3 +55,49 @@ def generate(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
         "prompt_items": items,
         "usage": {"input": result.input_tokens, "output": result.output_tokens},
     }
+
+
+def _generate_for_client(state: TurnState, deps: Deps) -> TurnUpdate:
+    client = deps.client
+    assert client is not None
+    messages, items = client_messages(
+        client.messages,
+        state.get("memories", []),
+        state.get("preferences", []),
+        state.get("strategies", []),
+        deps.settings.retrieval.max_prompt_items,
+        deps.constitution.identity,
+    )
+    span = current_span()
+    span.set_attribute(sc.TIANMA_PROMPT_ITEMS, items)
+    gate = StreamGate(_passes(state, deps), client.release or (lambda _text: None))
+    try:
+        for piece in client.stream(messages):
+            if client.release is None:
+                gate.text += piece
+            elif not gate.feed(piece):
+                break  # blocked: stop reading the model; redline_check writes the replacement
+        else:
+            if client.release is not None:
+                gate.finish()
+    except ChatModelUnavailableError as exc:
+        return {"reply": gate.text or None, "error": str(exc), "prompt_items": items}
+    span.set_attribute("tianma.stream.checks", gate.checks)
+    span.set_attribute("tianma.stream.blocked", gate.blocked)
+    return {"reply": gate.text, "error": None, "prompt_items": items}
+
+
+def _passes(state: TurnState, deps: Deps) -> Callable[[str], bool]:
+    """The check a streamed reply must pass before more of it is shown: nothing blocking from
+    the user's redlines or the built-in checks (amendments are added at the end)."""
+    user_id, message, domain = state["user_id"], state["message"], state.get("domain", "general")
+    with deps.lock:
+        rules = redline_rules(deps.memory.store.list_records(user_id, "strategy", "active"))
+    identity = (deps.constitution.name, deps.constitution.english_name)
+
+    def passes(text: str) -> bool:
+        with deps.lock:
+            others = foreign_texts(deps.memory, user_id, text)
+        return full_check(text, message, domain, rules, others, identity=identity).verdict != "blocked"
+
+    return passes

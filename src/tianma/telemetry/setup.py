@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import threading
+import weakref
+from datetime import timedelta
+from pathlib import Path
+
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -9,6 +14,13 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExport
 
 from tianma.errors import ConfigError
 from tianma.settings import TelemetrySettings
+from tianma.telemetry.span_store import SqliteSpanExporter
+
+_local_stores: weakref.WeakKeyDictionary[TracerProvider, set[Path]] = weakref.WeakKeyDictionary()
+"""Span files each provider already writes to (configure_tracing may be called again)."""
+_local_lock = threading.Lock()
+LOCAL_DELAY_MS = 1000
+"""Spans reach the local store within about a second of their turn (the SDK default is 5 s)."""
 
 
 def build_exporter(settings: TelemetrySettings) -> SpanExporter | None:
@@ -33,17 +45,36 @@ def build_exporter(settings: TelemetrySettings) -> SpanExporter | None:
     return None
 
 
-def configure_tracing(settings: TelemetrySettings) -> trace.TracerProvider:
+def add_local_store(provider: TracerProvider, path: Path, settings: TelemetrySettings) -> None:
+    """Make ``provider`` write finished spans to the SQLite file ``path`` (once per file)."""
+    key = path.expanduser().resolve()
+    with _local_lock:
+        attached = _local_stores.setdefault(provider, set())
+        if key in attached:
+            return
+        exporter = SqliteSpanExporter(key, retention=timedelta(days=settings.local_retention_days))
+        provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=LOCAL_DELAY_MS))
+        attached.add(key)
+
+
+def configure_tracing(settings: TelemetrySettings, local_store: Path | None = None) -> trace.TracerProvider:
     """Install a global tracer provider (real trace ids; exporter only when configured).
 
-    An application that already installed its own provider keeps it.
+    ``local_store``: also keep every span in this SQLite file (``Settings.spans_path`` when
+    ``telemetry.local_store`` is on) for the review UI, pruned after
+    ``telemetry.local_retention_days``. An application that already installed its own provider
+    keeps it; the local store is added to it when it is an SDK provider.
     """
     current = trace.get_tracer_provider()
     if not isinstance(current, trace.ProxyTracerProvider):
+        if local_store is not None and isinstance(current, TracerProvider):
+            add_local_store(current, local_store, settings)
         return current
     provider = TracerProvider(resource=Resource.create({"service.name": "tianma"}))
     exporter = build_exporter(settings)
     if exporter is not None:
         provider.add_span_processor(BatchSpanProcessor(exporter))
+    if local_store is not None:
+        add_local_store(provider, local_store, settings)
     trace.set_tracer_provider(provider)
     return provider
