@@ -1,0 +1,86 @@
+"""The ``tianma serve`` application: Ollama's API, OpenAI's chat API, feedback and the review UI."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+from starlette.applications import Starlette
+from starlette.routing import Mount
+
+from tianma.serve import feedback, ollama_api, openai_api
+from tianma.serve.auth import Authenticator
+from tianma.serve.context import ServeContext
+from tianma.serve.dialogues import DialogueTracker
+from tianma.serve.turns import TurnRunner
+from tianma.serve.ui import ui_routes
+from tianma.serve.upstream import Upstream
+
+if TYPE_CHECKING:
+    from tianma.runtime import Runtime
+
+logger = logging.getLogger("tianma.serve")
+SCHEDULER_POLL_S = 60.0
+
+
+def create_app(runtime: Runtime, *, host: str | None = None, scheduler: bool | None = None,
+               scheduler_poll_s: float = SCHEDULER_POLL_S) -> Starlette:  # fmt: skip
+    """The ASGI application over one runtime (the caller closes the runtime).
+
+    Args:
+        runtime: memory, turn graph and settings (``serve.*``, ``ollama.base_url``).
+        host: the address the server binds (decides whether keyless access is allowed);
+            default ``serve.host``.
+        scheduler: run the periodic jobs in a background thread; default ``serve.scheduler``.
+
+    Raises:
+        ConfigError: keyless on a non-loopback address.
+    """
+    settings = runtime.settings
+    serve = settings.serve
+    auth = Authenticator(serve, settings.user, host or serve.host)
+    upstream = Upstream(settings.ollama.base_url, settings.ollama.timeout_s)
+    dialogues = DialogueTracker()
+    turns = TurnRunner(runtime, upstream, dialogues, serve.max_concurrent, serve.max_queue)
+    ctx = ServeContext(runtime, auth, upstream, dialogues, turns)
+    run_jobs = serve.scheduler if scheduler is None else scheduler
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        stop = threading.Event()
+        worker = None
+        if run_jobs:
+            worker = threading.Thread(target=_run_jobs, args=(runtime, stop, scheduler_poll_s),
+                                      name="tianma-scheduler", daemon=True)  # fmt: skip
+            worker.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            turns.close()
+            if worker is not None:
+                worker.join(timeout=30)
+            upstream.close()
+            await upstream.aclose()
+
+    app = Starlette(
+        routes=[
+            *feedback.routes(),
+            *openai_api.routes(),
+            Mount("/ui", routes=ui_routes()),
+            *ollama_api.routes(),
+        ],
+        lifespan=lifespan,
+    )
+    app.state.tianma = ctx
+    return app
+
+
+def _run_jobs(runtime: Runtime, stop: threading.Event, poll_s: float) -> None:
+    from tianma.scheduler import Scheduler
+
+    logger.info("scheduler started (poll every %.0f s)", poll_s)
+    Scheduler(runtime).run_forever(stop, poll_s)

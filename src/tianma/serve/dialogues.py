@@ -1,0 +1,87 @@
+"""Which dialogue a client's request continues: its conversation id, or its message history.
+
+Clients of the Ollama and OpenAI APIs send the whole history with each request and most send
+no conversation id. A request continues the dialogue whose last turn ended with exactly the
+history it sends (a fingerprint of the user/assistant messages, kept for the last
+``capacity`` turns). A history no longer known (the proxy restarted, the client edited it)
+falls back to a dialogue derived from its first exchange, so later turns still agree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+CONVERSATION_FIELDS = ("conversation_id", "chat_id", "session_id")
+"""Body fields (top level or under ``metadata``) a client may name its conversation with."""
+CONVERSATION_HEADERS = ("x-tianma-dialogue", "x-conversation-id", "x-chat-id")
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:32]
+
+
+def _said(messages: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
+    """The user/assistant messages as (role, text with whitespace collapsed)."""
+    return [
+        (str(m.get("role")), " ".join(str(m.get("content") or "").split()))
+        for m in messages
+        if m.get("role") in ("user", "assistant")
+    ]
+
+
+def fingerprint(user_id: str, messages: Sequence[dict[str, Any]]) -> str:
+    """One key for a user's history (system prompts and whitespace do not count)."""
+    return _digest(user_id, json.dumps(_said(messages), ensure_ascii=False))
+
+
+def client_conversation(body: dict[str, Any], headers: dict[str, str]) -> str | None:
+    """The conversation id the client sent, if any."""
+    for name in CONVERSATION_HEADERS:
+        if headers.get(name):
+            return headers[name]
+    meta = body.get("metadata")
+    for source in (body, meta if isinstance(meta, dict) else {}):
+        for name in CONVERSATION_FIELDS:
+            value = source.get(name)
+            if isinstance(value, str | int) and str(value).strip():
+                return str(value)
+    return None
+
+
+class DialogueTracker:
+    """Remembers which dialogue each recent history belongs to (bounded, thread-safe)."""
+
+    def __init__(self, capacity: int = 4096) -> None:
+        self._known: OrderedDict[str, str] = OrderedDict()
+        self._capacity = capacity
+        self._lock = threading.Lock()
+
+    def resolve(self, user_id: str, history: Sequence[dict[str, Any]], conversation: str | None) -> str:
+        """The dialogue id of a request whose messages before this turn are ``history``."""
+        if conversation is not None:  # namespaced: two users' "1" are different dialogues
+            return _digest("client", user_id, conversation)
+        said = _said(history)
+        if not said:
+            return uuid.uuid4().hex
+        with self._lock:
+            known = self._known.get(fingerprint(user_id, history))
+        if known is not None:
+            return known
+        first_user = next((t for r, t in said if r == "user"), "")
+        first_reply = next((t for r, t in said if r == "assistant"), "")
+        return _digest("history", user_id, first_user, first_reply)
+
+    def remember(self, user_id: str, history: Sequence[dict[str, Any]], dialogue_id: str) -> None:
+        """After a turn: ``history`` (now ending with the reply) continues ``dialogue_id``."""
+        key = fingerprint(user_id, history)
+        with self._lock:
+            self._known[key] = dialogue_id
+            self._known.move_to_end(key)
+            while len(self._known) > self._capacity:
+                self._known.popitem(last=False)

@@ -1,0 +1,76 @@
+"""Small pieces every endpoint module uses: JSON bodies, timestamps, auth, pass-through."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+from starlette.background import BackgroundTask
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from tianma.serve.auth import Principal
+from tianma.serve.context import context_of
+from tianma.serve.upstream import UNREACHABLE_STATUS, unreachable_hint
+
+EVENT_HEADER = "X-Tianma-Event-Id"
+DIALOGUE_HEADER = "X-Tianma-Dialogue-Id"
+_HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "content-encoding",
+               "te", "trailer", "upgrade", "proxy-authenticate", "proxy-authorization", "host",
+               "authorization", "x-api-key", "cookie"}  # fmt: skip
+
+
+class BadRequest(Exception):
+    """The request body is not what the endpoint takes."""
+
+
+def now_go() -> str:
+    """Now as Ollama writes ``created_at`` (RFC 3339, UTC, ``Z``)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+async def json_body(request: Request) -> dict[str, Any]:
+    """The request's JSON object.
+
+    Raises:
+        BadRequest: empty, not JSON, or not an object.
+    """
+    raw = await request.body()
+    if not raw.strip():
+        raise BadRequest("missing request body")
+    try:
+        body = json.loads(raw)
+    except ValueError as exc:
+        raise BadRequest(f"invalid JSON: {exc}") from exc
+    if not isinstance(body, dict):
+        raise BadRequest("the request body must be a JSON object")
+    return body
+
+
+def authenticate(request: Request) -> Principal:
+    """The caller, or :class:`Unauthorized`."""
+    return context_of(request).auth.authenticate(request)
+
+
+def turn_headers(event_id: str, dialogue_id: str) -> dict[str, str]:
+    return {EVENT_HEADER: event_id, DIALOGUE_HEADER: dialogue_id}
+
+
+async def pass_through(request: Request, path: str, body: bytes | None = None) -> Response:
+    """Send the request on to Ollama unchanged and stream its answer back (no memory)."""
+    upstream = context_of(request).upstream
+    headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_BY_HOP}
+    outgoing = upstream.aio.build_request(
+        request.method, path, content=body if body is not None else await request.body(),
+        headers=headers, params=request.query_params,
+    )  # fmt: skip
+    try:
+        answer = await upstream.aio.send(outgoing, stream=True)
+    except httpx.TransportError as exc:
+        return JSONResponse({"error": str(exc) or type(exc).__name__, "hint": unreachable_hint(upstream.base_url)},
+                            status_code=UNREACHABLE_STATUS)  # fmt: skip
+    kept = {k: v for k, v in answer.headers.items() if k.lower() not in _HOP_BY_HOP}
+    return StreamingResponse(answer.aiter_raw(), status_code=answer.status_code, headers=kept,
+                             background=BackgroundTask(answer.aclose))  # fmt: skip

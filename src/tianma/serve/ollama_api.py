@@ -1,0 +1,130 @@
+"""Ollama's HTTP API: ``/api/chat`` runs a tianma turn; everything else goes to Ollama as is."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.routing import BaseRoute, Route
+
+from tianma.memory.sql_store import new_id
+from tianma.serve.auth import Unauthorized
+from tianma.serve.context import context_of
+from tianma.serve.dialogues import client_conversation
+from tianma.serve.http import BadRequest, authenticate, json_body, now_go, pass_through, turn_headers
+from tianma.serve.turns import FORWARDED, Busy, ChatRequest, Item, TurnDone
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+async def root(request: Request) -> Response:
+    """What ``ollama serve`` answers on ``/`` (clients probe it)."""
+    return PlainTextResponse("Ollama is running", headers={"X-Tianma": "proxy"})
+
+
+async def api(request: Request) -> Response:
+    """Any ``/api/*`` endpoint but chat: Ollama answers it."""
+    try:
+        authenticate(request)
+    except Unauthorized as exc:
+        return _error(401, f"unauthorized: {exc}")
+    return await pass_through(request, request.url.path)
+
+
+async def chat(request: Request) -> Response:
+    """``POST /api/chat``: a tianma turn (streaming NDJSON by default, or one JSON object)."""
+    ctx = context_of(request)
+    try:
+        principal = authenticate(request)
+        body = await json_body(request)
+    except Unauthorized as exc:
+        return _error(401, f"unauthorized: {exc}")
+    except BadRequest as exc:
+        return _error(400, str(exc))
+    model = str(body.get("model") or "")
+    messages = body.get("messages") or []
+    if not model:
+        return _error(400, "model is required")
+    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        return _error(400, "messages must be a list of objects")
+    history = messages[:-1]
+    conversation = client_conversation(body, dict(request.headers))
+    req = ChatRequest(
+        user_id=principal.user_id,
+        model=model,
+        messages=messages,
+        extra={k: body[k] for k in FORWARDED if k in body},
+        stream=body.get("stream") is not False,
+        dialogue_id=ctx.dialogues.resolve(principal.user_id, history, conversation),
+        event_id=new_id(),
+    )
+    if not req.is_turn():  # a model load, a tool result: nothing for memory
+        return await pass_through(request, "/api/chat", json.dumps(body).encode())
+    items = ctx.turns.run(req)
+    try:
+        first = await anext(items)
+    except Busy as exc:
+        return _error(503, str(exc))
+    headers = turn_headers(req.event_id, req.dialogue_id)
+    if isinstance(first, TurnDone):
+        if first.error is not None:
+            return JSONResponse(first.error.body(), status_code=first.error.status, headers=headers)
+        if not req.stream:
+            return JSONResponse(_final(req, first, first.reply), headers=headers)
+    return StreamingResponse(_ndjson(req, first, items), media_type="application/x-ndjson", headers=headers)
+
+
+async def _ndjson(req: ChatRequest, first: Item, rest: AsyncIterator[Item]) -> AsyncIterator[bytes]:
+    async for item in _chain(first, rest):
+        if isinstance(item, str):
+            yield _line(_chunk(req, item))
+            continue
+        if item.error is not None:  # mid-stream, as Ollama reports it
+            yield _line({"error": item.error.error})
+            return
+        if item.tail:
+            yield _line(_chunk(req, item.tail))
+        yield _line(_final(req, item, ""))
+
+
+async def _chain(first: Item, rest: AsyncIterator[Item]) -> AsyncIterator[Item]:
+    yield first
+    if not isinstance(first, TurnDone):
+        async for item in rest:
+            yield item
+
+
+def _chunk(req: ChatRequest, text: str) -> dict[str, Any]:
+    return {"model": req.model, "created_at": now_go(), "message": {"role": "assistant", "content": text},
+            "done": False}  # fmt: skip
+
+
+def _final(req: ChatRequest, done: TurnDone, text: str) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if done.upstream.tool_calls:
+        message["tool_calls"] = done.upstream.tool_calls
+    if done.upstream.thinking:
+        message["thinking"] = done.upstream.thinking
+    final = {k: v for k, v in done.upstream.final.items() if k not in ("model", "created_at", "done")}
+    return {
+        "model": req.model, "created_at": now_go(), "message": message, "done": True,
+        "done_reason": final.pop("done_reason", "stop"), **final,
+        "tianma": {"event_id": done.event_id, "dialogue_id": done.dialogue_id},
+    }  # fmt: skip
+
+
+def _line(payload: dict[str, Any]) -> bytes:
+    return json.dumps(payload, ensure_ascii=False).encode("utf-8") + b"\n"
+
+
+def routes() -> list[BaseRoute]:
+    return [
+        Route("/", root, methods=["GET", "HEAD"]),
+        Route("/api/chat", chat, methods=["POST"]),
+        Route("/api/{path:path}", api, methods=["GET", "POST", "DELETE", "HEAD", "PUT"]),
+    ]

@@ -1,0 +1,169 @@
+"""Chat requests from clients run as tianma turns in worker threads, streamed back in order.
+
+A bounded pool runs ``serve.max_concurrent`` turns at once; up to ``serve.max_queue`` more
+wait; past that a request is refused with Ollama's own 503 ("server busy"). Each turn's
+pieces cross from its worker thread to the request's event loop through an asyncio queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from tianma.errors import ChatModelUnavailableError, InvalidInputError
+from tianma.guardrails.stream_gate import tail_after
+from tianma.serve.dialogues import DialogueTracker
+from tianma.serve.upstream import Upstream, UpstreamError, UpstreamReply
+from tianma.turn import ClientTurn, Turn
+
+if TYPE_CHECKING:
+    from tianma.runtime import Runtime
+
+BUSY_ERROR = "server busy, please try again.  maximum pending requests exceeded"
+"""Ollama's own words (and status 503) when its queue is full."""
+FORWARDED = ("options", "format", "tools", "keep_alive", "think")
+"""Fields of a client's chat request sent on to Ollama unchanged."""
+
+
+class Busy(Exception):
+    """Every turn slot is taken and the queue is full."""
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """A client's chat request, in Ollama's form whatever API it came through."""
+
+    user_id: str
+    model: str
+    messages: list[dict[str, Any]]
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Fields forwarded to Ollama (``FORWARDED``)."""
+    stream: bool = True
+    dialogue_id: str = ""
+    """Which dialogue this turn continues (``DialogueTracker.resolve``)."""
+    event_id: str = ""
+    """The id the turn's event gets (announced in a header before the reply)."""
+
+    @property
+    def text(self) -> str:
+        """This turn's user message (the last message)."""
+        return str(self.messages[-1].get("content") or "") if self.messages else ""
+
+    def is_turn(self) -> bool:
+        """A user message to answer; anything else (a tool result, a model load) is passed on."""
+        return bool(self.messages) and self.messages[-1].get("role") == "user" and bool(self.text.strip())
+
+
+@dataclass
+class TurnDone:
+    """The end of a turn: the checked reply and what is still to be sent."""
+
+    event_id: str
+    dialogue_id: str
+    reply: str
+    """The reply as the client ends up with it (after the redline check)."""
+    tail: str
+    """What follows the released pieces (all of ``reply`` for a non-streaming request)."""
+    upstream: UpstreamReply
+    turn: Turn | None = None
+    error: UpstreamError | None = None
+
+
+Item = str | TurnDone
+
+
+class TurnRunner:
+    """Runs client turns on ``max_concurrent`` worker threads with a bounded wait line."""
+
+    def __init__(self, runtime: Runtime, upstream: Upstream, dialogues: DialogueTracker,
+                 max_concurrent: int, max_queue: int) -> None:  # fmt: skip
+        self.runtime = runtime
+        self.upstream = upstream
+        self.dialogues = dialogues
+        self._pool = ThreadPoolExecutor(max_concurrent, thread_name_prefix="tianma-turn")
+        self._limit = max_concurrent + max_queue
+        self._pending = 0
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    async def run(self, request: ChatRequest) -> AsyncIterator[Item]:
+        """Released reply pieces (streaming requests only), then one :class:`TurnDone`.
+
+        Raises:
+            Busy: the wait line is full.
+        """
+        with self._lock:
+            if self._pending >= self._limit:
+                raise Busy(BUSY_ERROR)
+            self._pending += 1
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[Item | BaseException] = asyncio.Queue()
+
+        def put(item: Item | BaseException) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+
+        future = self._pool.submit(self._work, request, put)
+        try:
+            while True:
+                item = await queue.get()
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+                if isinstance(item, TurnDone):
+                    return
+        finally:
+            future.add_done_callback(lambda _f: self._release())
+
+    def _release(self) -> None:
+        with self._lock:
+            self._pending -= 1
+
+    def _work(self, request: ChatRequest, put: Any) -> None:
+        try:
+            put(self._turn(request, put))
+        except BaseException as exc:  # handed to the request task, which raises it
+            put(exc)
+
+    def _turn(self, request: ChatRequest, put: Any) -> TurnDone:
+        dialogue_id = request.dialogue_id
+        reply, failure = UpstreamReply(), _Failure()
+        released: list[str] = []
+
+        def release(text: str) -> None:
+            released.append(text)
+            put(text)
+
+        def stream(messages: list[dict[str, Any]]) -> Iterator[str]:
+            body = {**request.extra, "model": request.model, "messages": messages}
+            try:
+                yield from self.upstream.chat_stream(body, reply)
+            except UpstreamError as exc:
+                failure.error = exc
+                raise
+
+        client = ClientTurn(tuple(request.messages), stream, release if request.stream else None,
+                            request.event_id or None)
+        try:
+            turn = self.runtime.chat(request.user_id, request.text, dialogue_id, client=client)
+        except ChatModelUnavailableError as exc:
+            error = failure.error or UpstreamError(502, str(exc), "")
+            return TurnDone(exc.event_id or request.event_id, dialogue_id, "", "", reply, None, error)
+        except InvalidInputError as exc:
+            return TurnDone("", dialogue_id, "", "", reply, None, UpstreamError(400, str(exc), ""))
+        shown = "".join(released)
+        tail = tail_after(shown, turn.reply)
+        self.dialogues.remember(
+            request.user_id, [*request.messages, {"role": "assistant", "content": shown + tail}], dialogue_id
+        )
+        return TurnDone(turn.event_id, dialogue_id, shown + tail, tail, reply, turn)
+
+
+@dataclass
+class _Failure:
+    error: UpstreamError | None = None
