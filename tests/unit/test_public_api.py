@@ -24,6 +24,7 @@ def test_all_lists_exactly_the_public_names() -> None:
         "cli",
         "bench",
         "scheduler",
+        "serve",
     }
     assert set(tianma.__all__) == public - modules
     for name in tianma.__all__:

@@ -1,10 +1,27 @@
-"""The review web UI at ``/ui`` (being built)."""
+"""The review web UI at ``/ui``: memories, pending changes, strategies, reflection runs, the
+learning curve and the decision tree of each turn — server-rendered HTML forms, no JavaScript.
+
+Same keys as the API: a user sees only their own data; an admin key chooses any user
+(``?user=``). See :mod:`tianma.serve.ui.common` for how a page is served.
+"""
 
 from __future__ import annotations
 
-from starlette.routing import BaseRoute
+from starlette.routing import BaseRoute, Mount
+from starlette.staticfiles import StaticFiles
+
+from tianma.serve.ui import pages_learning, pages_login, pages_memory, pages_review, pages_turns
+from tianma.serve.ui.common import STATIC, Ui
 
 
 def ui_routes() -> list[BaseRoute]:
-    """Routes under ``/ui``."""
-    return []
+    """Routes under ``/ui`` (relative to the mount point), with the stylesheet at ``/ui/static``."""
+    ui = Ui()
+    return [
+        *pages_login.routes(ui),
+        *pages_memory.routes(ui),
+        *pages_review.routes(ui),
+        *pages_learning.routes(ui),
+        *pages_turns.routes(ui),
+        Mount("/static", app=StaticFiles(directory=STATIC), name="ui_static"),
+    ]
