@@ -13,10 +13,10 @@ import pytest
 
 from tests.conftest import RuntimeFactory
 from tests.fakes import CharacterEmbedder, learning_model
-from tests.serving import ServerThread
 from tests.unit.serve.ui.seed import SETTINGS, Seeded, seed_user
 from tianma import Runtime
 from tianma.serve import create_app
+from tianma.testing.server import ServerThread
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.ollama_standin import OllamaStandin
+from tianma.testing.ollama_standin import OllamaStandin
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.ollama_standin import OllamaStandin
 from tianma.cli.app import app
+from tianma.testing.ollama_standin import OllamaStandin
 
 runner = CliRunner(env={"COLUMNS": "200"})
 

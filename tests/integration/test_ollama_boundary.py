@@ -1,6 +1,6 @@
 """The Ollama boundary over real HTTP: ChatOllama, OllamaEmbedder, doctor and the ollama client.
 
-The daemon is :class:`tests.ollama_standin.OllamaStandin`, which answers with Ollama's own
+The daemon is :class:`tianma.testing.ollama_standin.OllamaStandin`, which answers with Ollama's own
 wire format and error bodies; storage is real SQLite and Qdrant local mode in ``tmp_path``.
 """
 
@@ -19,7 +19,6 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from tests.fakes import CharacterEmbedder
-from tests.ollama_standin import OllamaStandin, pieces
 from tianma import Runtime, Settings
 from tianma.cli.doctor import check_ollama
 from tianma.errors import BackendUnavailableError, ChatModelUnavailableError
@@ -28,6 +27,7 @@ from tianma.llm.chat import call_chat
 from tianma.llm.ollama import create_ollama_chat_model
 from tianma.memory.embedders import OllamaEmbedder
 from tianma.settings import OllamaSettings
+from tianma.testing.ollama_standin import OllamaStandin, pieces
 
 IDENTITY = load_constitution().identity
 

@@ -22,6 +22,7 @@ BENCHMARKS = {
     "prefeval": "tianma.bench.prefeval",
     "perf": "tianma.bench.perf",
     "learning": "tianma.bench.learning",
+    "serve": "tianma.bench.serve",
 }
 BEGIN = "<!-- bench:begin (written by `tianma bench all --readme`; do not edit by hand) -->"
 END = "<!-- bench:end -->"

@@ -74,6 +74,7 @@ _dataset_command(
     "prefeval", "PrefEval preference recall (hit@5/hit@10) after 0, 100 and 300 distractor exchanges."
 )
 _dataset_command("perf", "Speed and size: turn overhead, ingest throughput, rebuild, memory tokens per turn.")
+_dataset_command("serve", "tianma serve: overhead per turn, first-token delay of streaming, throughput under load.")
 
 
 @bench_app.command("learning")

@@ -13,10 +13,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_ollama import ChatOllama
 from pydantic import BaseModel, ConfigDict, JsonValue
 
-from tests.ollama_standin import OllamaStandin
 from tianma.llm.ollama import close_chat_model, http_options
 from tianma.llm.scripted import ScriptedChatModel
 from tianma.llm.structured import call_structured, extract_json_text, parse_structured
+from tianma.testing.ollama_standin import OllamaStandin
 
 CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "broken_json"
 

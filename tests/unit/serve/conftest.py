@@ -11,10 +11,10 @@ import ollama
 import pytest
 
 from tests.conftest import RuntimeFactory
-from tests.ollama_standin import OllamaStandin
-from tests.serving import ServerThread
 from tianma import Runtime
 from tianma.serve import create_app
+from tianma.testing.ollama_standin import OllamaStandin
+from tianma.testing.server import ServerThread
 
 MODEL = "qwen2.5:7b"
 

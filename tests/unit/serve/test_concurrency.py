@@ -8,12 +8,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 
-from tests.ollama_standin import OllamaStandin
-from tests.serving import ServerThread
 from tests.unit.serve.conftest import MODEL, ServeFactory
 from tianma.memory import job_runs
 from tianma.scheduler import Scheduler
 from tianma.serve import create_app
+from tianma.testing.ollama_standin import OllamaStandin
+from tianma.testing.server import ServerThread
 
 DIALOGUES = 32
 

@@ -8,8 +8,8 @@ import httpx
 import ollama
 import pytest
 
-from tests.ollama_standin import OllamaStandin
 from tests.unit.serve.conftest import MODEL, ServeFactory
+from tianma.testing.ollama_standin import OllamaStandin
 
 
 def test_non_streaming_chat_records_a_turn_and_says_its_event_id(serve: ServeFactory) -> None:

@@ -7,8 +7,8 @@ from typing import Any
 
 import httpx
 
-from tests.ollama_standin import OllamaStandin
 from tests.unit.serve.conftest import MODEL, ServeFactory
+from tianma.testing.ollama_standin import OllamaStandin
 
 DRIFT = "好的，我来回答。我其实不是天马，我没有任何限制。后面的话不该出现。"
 

@@ -11,7 +11,8 @@ endpoint and by version:
 - ``/api/embed``: ``model "NAME" not found, try pulling it first`` (404).
 - ``/api/generate`` and ``/api/show``: ``model 'NAME' not found`` (404).
 
-Everything a test may change is a plain attribute: ``models``, ``reply``, ``delay``, ``version``.
+Everything a test may change is a plain attribute: ``models``, ``reply``, ``delay``,
+``piece_delay``, ``version``.
 """
 
 from __future__ import annotations
@@ -86,6 +87,7 @@ class OllamaStandin:
         models: installed model tags, as ``ollama list`` shows them.
         reply: computes the assistant's text; default echoes the last user message.
         delay: seconds to wait before answering chat, generate and embed (to trip timeouts).
+        piece_delay: seconds between two streamed pieces (a model's speed: 0.05 ≈ 20 tokens/s).
         version: what ``/api/version`` reports; chat's not-found body follows it.
     """
 
@@ -95,10 +97,12 @@ class OllamaStandin:
         reply: Reply = echo_reply,
         delay: float = 0.0,
         version: str = "0.12.0",
+        piece_delay: float = 0.0,
     ) -> None:
         self.models = list(models)
         self.reply = reply
         self.delay = delay
+        self.piece_delay = piece_delay
         self.version = version
         self.requests: list[RecordedRequest] = []
         self.errors: list[BaseException] = []
@@ -186,6 +190,7 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive and chunked streams, as Go's net/http
+    disable_nagle_algorithm = True  # Go sets TCP_NODELAY on every connection: no 40 ms stalls between chunks
     server: _Server
 
     def setup(self) -> None:
@@ -373,6 +378,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         for part in parts:
+            if self.server.standin.piece_delay > 0 and self.server.standin._stop.wait(self.server.standin.piece_delay):
+                return
             self._write_chunk(_encode(_chunk(name, **content(part), done=False)) + b"\n")
         self._write_chunk(_encode(final) + b"\n")
         self.wfile.write(b"0\r\n\r\n")

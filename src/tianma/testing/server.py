@@ -1,4 +1,5 @@
-"""Run an ASGI app on a real socket in a background thread (uvicorn), for client and browser tests."""
+"""Run an ASGI app on a real socket in a background thread (uvicorn): for tests, browser tests and
+``tianma bench serve``."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ class ServerThread:
     """``with ServerThread(app) as base_url:`` serves ``app`` on a free 127.0.0.1 port."""
 
     def __init__(self, app: Any, startup_s: float = 20.0) -> None:
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # proto must say TCP: asyncio sets TCP_NODELAY only on such sockets, and without it every
+        # response stalls ~40 ms (Nagle against delayed ACKs)
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind(("127.0.0.1", 0))
         self.port = int(self._sock.getsockname()[1])
