@@ -25,6 +25,7 @@ def test_all_lists_exactly_the_public_names() -> None:
         "bench",
         "scheduler",
         "serve",
+        "testing",
     }
     assert set(tianma.__all__) == public - modules
     for name in tianma.__all__:
