@@ -195,6 +195,9 @@ class ServeSettings(_Section):
     """Requests waiting for a turn slot; past that the proxy answers 503 like a busy Ollama."""
     scheduler: bool = True
     """Run the periodic jobs (``scheduler.*``) inside ``serve``."""
+    task_prefixes: list[str] = Field(default_factory=lambda: ["### Task:"])
+    """A user message starting with one of these is a client's background task (Open WebUI's
+    titles, tags, follow-ups, search queries), passed to Ollama without memory or recording."""
 
 
 def _default_home() -> Path:

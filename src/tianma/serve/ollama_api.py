@@ -63,7 +63,7 @@ async def chat(request: Request) -> Response:
         dialogue_id=ctx.dialogues.resolve(principal.user_id, history, conversation),
         event_id=new_id(),
     )
-    if not req.is_turn():  # a model load, a tool result: nothing for memory
+    if not req.is_turn(ctx.runtime.settings.serve.task_prefixes):  # a model load, a tool result: nothing for memory
         return await pass_through(request, "/api/chat", json.dumps(body).encode())
     items = ctx.turns.run(req)
     try:

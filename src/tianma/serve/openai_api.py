@@ -148,7 +148,7 @@ async def chat_completions(request: Request) -> Response:
                                           client_conversation(body, dict(request.headers))),
         event_id=new_id(),
     )  # fmt: skip
-    if not req.is_turn():  # a tool result to continue: Ollama's OpenAI layer answers
+    if not req.is_turn(ctx.runtime.settings.serve.task_prefixes):  # a tool result to continue: Ollama's OpenAI layer answers
         return await pass_through(request, "/v1/chat/completions", json.dumps(body).encode())
     items = ctx.turns.run(req)
     try:

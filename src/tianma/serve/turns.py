@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -53,9 +53,12 @@ class ChatRequest:
         """This turn's user message (the last message)."""
         return str(self.messages[-1].get("content") or "") if self.messages else ""
 
-    def is_turn(self) -> bool:
-        """A user message to answer; anything else (a tool result, a model load) is passed on."""
-        return bool(self.messages) and self.messages[-1].get("role") == "user" and bool(self.text.strip())
+    def is_turn(self, task_prefixes: Sequence[str] = ()) -> bool:
+        """A user message to answer; anything else (a tool result, a model load, a client's
+        background task starting with one of ``task_prefixes``) is passed on."""
+        text = self.text.lstrip()
+        return (bool(self.messages) and self.messages[-1].get("role") == "user" and bool(text)
+                and not any(text.startswith(p) for p in task_prefixes if p))  # fmt: skip
 
 
 @dataclass

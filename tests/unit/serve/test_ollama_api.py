@@ -168,3 +168,12 @@ def test_feedback_by_event_id(serve: ServeFactory) -> None:
     assert bad.status_code == 400
     missing = httpx.post(f"{s.url}/tianma/feedback", json={"event_id": "nope", "kind": "like"})
     assert missing.status_code == 404
+
+
+def test_a_clients_background_task_is_passed_through_without_memory(serve: ServeFactory) -> None:
+    s = serve()
+    task = "### Task:\nGenerate a concise, 3-5 word title summarizing the chat history.\n<chat_history>USER: 我家猫叫年糕"
+    answer = s.ollama().chat(model=MODEL, messages=[{"role": "user", "content": task}], stream=False)
+    assert answer.message.content == f"你说：{task}"
+    assert s.runtime.memories("me", "event") == []  # not a turn: nothing recorded
+    assert s.chat_bodies()[-1]["messages"] == [{"role": "user", "content": task}]  # no memory block added
