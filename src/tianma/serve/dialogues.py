@@ -77,6 +77,12 @@ class DialogueTracker:
         first_reply = next((t for r, t in said if r == "assistant"), "")
         return _digest("history", user_id, first_user, first_reply)
 
+    def of_request(
+        self, user_id: str, messages: Sequence[dict[str, Any]], body: dict[str, Any], headers: dict[str, str]
+    ) -> str:
+        """The dialogue of a chat request: its conversation id, else the messages before its last."""
+        return self.resolve(user_id, messages[:-1], client_conversation(body, headers))
+
     def remember(self, user_id: str, history: Sequence[dict[str, Any]], dialogue_id: str) -> None:
         """After a turn: ``history`` (now ending with the reply) continues ``dialogue_id``."""
         key = fingerprint(user_id, history)

@@ -10,10 +10,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from tianma.memory.sql_store import new_id
 from tianma.serve.auth import Unauthorized
 from tianma.serve.context import context_of
-from tianma.serve.dialogues import client_conversation
 from tianma.serve.http import BadRequest, authenticate, json_body, now_go, pass_through, turn_headers
 from tianma.serve.turns import FORWARDED, Busy, ChatRequest, Item, TurnDone
 
@@ -52,16 +50,13 @@ async def chat(request: Request) -> Response:
         return _error(400, "model is required")
     if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
         return _error(400, "messages must be a list of objects")
-    history = messages[:-1]
-    conversation = client_conversation(body, dict(request.headers))
     req = ChatRequest(
         user_id=principal.user_id,
         model=model,
         messages=messages,
+        dialogue_id=ctx.dialogues.of_request(principal.user_id, messages, body, dict(request.headers)),
         extra={k: body[k] for k in FORWARDED if k in body},
         stream=body.get("stream") is not False,
-        dialogue_id=ctx.dialogues.resolve(principal.user_id, history, conversation),
-        event_id=new_id(),
     )
     if not req.is_turn(ctx.runtime.settings.serve.task_prefixes):  # a model load, a tool result: nothing for memory
         return await pass_through(request, "/api/chat", json.dumps(body).encode())

@@ -17,10 +17,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from tianma.memory.sql_store import new_id
 from tianma.serve.auth import Unauthorized
 from tianma.serve.context import context_of
-from tianma.serve.dialogues import client_conversation
 from tianma.serve.http import BadRequest, authenticate, json_body, pass_through, turn_headers
 from tianma.serve.turns import Busy, ChatRequest, Item, TurnDone
 
@@ -142,11 +140,9 @@ async def chat_completions(request: Request) -> Response:
         return error(400, "messages must be a non-empty list of objects")
     messages = to_ollama_messages(raw)
     req = ChatRequest(
-        user_id=principal.user_id, model=model, messages=messages, extra=to_ollama_extra(body),
-        stream=bool(body.get("stream")),
-        dialogue_id=ctx.dialogues.resolve(principal.user_id, messages[:-1],
-                                          client_conversation(body, dict(request.headers))),
-        event_id=new_id(),
+        user_id=principal.user_id, model=model, messages=messages,
+        dialogue_id=ctx.dialogues.of_request(principal.user_id, messages, body, dict(request.headers)),
+        extra=to_ollama_extra(body), stream=bool(body.get("stream")),
     )  # fmt: skip
     if not req.is_turn(ctx.runtime.settings.serve.task_prefixes):  # a tool result to continue: Ollama's OpenAI layer answers
         return await pass_through(request, "/v1/chat/completions", json.dumps(body).encode())

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from tianma.errors import ChatModelUnavailableError, InvalidInputError
 from tianma.guardrails.stream_gate import tail_after
+from tianma.memory.sql_store import new_id
 from tianma.serve.dialogues import DialogueTracker
 from tianma.serve.upstream import Upstream, UpstreamError, UpstreamReply
 from tianma.turn import ClientTurn, Turn
@@ -40,12 +41,12 @@ class ChatRequest:
     user_id: str
     model: str
     messages: list[dict[str, Any]]
+    dialogue_id: str
+    """Which dialogue this turn continues (``DialogueTracker.of_request``)."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Fields forwarded to Ollama (``FORWARDED``)."""
     stream: bool = True
-    dialogue_id: str = ""
-    """Which dialogue this turn continues (``DialogueTracker.resolve``)."""
-    event_id: str = ""
+    event_id: str = field(default_factory=new_id)
     """The id the turn's event gets (announced in a header before the reply)."""
 
     @property
@@ -150,8 +151,7 @@ class TurnRunner:
                 failure.error = exc
                 raise
 
-        client = ClientTurn(tuple(request.messages), stream, release if request.stream else None,
-                            request.event_id or None)
+        client = ClientTurn(tuple(request.messages), stream, release if request.stream else None, request.event_id)
         try:
             turn = self.runtime.chat(request.user_id, request.text, dialogue_id, client=client)
         except ChatModelUnavailableError as exc:
