@@ -67,6 +67,9 @@ def make_runtime(tmp_path: Path, e5: Embedder) -> Iterator[RuntimeFactory]:
         chat_model: Any = None, embedder: Embedder | None = None, name: str = "home", **settings: Any
     ) -> Runtime:
         model = chat_model if chat_model is not None else ScriptedChatModel(replies=["好的。"])
+        # the LLM half of reflection on every run, as the reflection tests expect; the default
+        # budget (learning.model_every_messages) has tests of its own
+        settings.setdefault("learning", {}).setdefault("model_every_messages", 0)
         rt = Runtime(Settings(home=tmp_path / name, **settings), chat_model=model, embedder=embedder or e5)
         made.append(rt)
         return rt

@@ -32,15 +32,14 @@ STORY: tuple[DemoTurn, ...] = (
 
 
 def _memory_lines(system_prompt: str) -> list[str]:
-    """The numbered lines under 【已知用户信息】 of a system prompt."""
-    block = system_prompt.split("【已知用户信息】", 1)
-    if len(block) < 2:
-        return []
+    """The numbered lines under 【已知用户信息】 and 【用户偏好】 of a system prompt."""
     lines = []
-    for line in block[1].splitlines()[1:]:
-        if not re.match(r"^\d+\. ", line):
-            break
-        lines.append(line)
+    for heading in ("【已知用户信息】", "【用户偏好】"):
+        block = system_prompt.split(heading, 1)
+        for line in block[1].splitlines()[1:] if len(block) == 2 else []:
+            if not re.match(r"^\d+\. ", line):
+                break
+            lines.append(line)
     return lines
 
 

@@ -35,6 +35,21 @@ def _memory_line(memory: dict[str, Any]) -> str:
     return content
 
 
+def _preference_line(pref: dict[str, Any]) -> str:
+    """A learnt preference as written; a statement in the user's words, with its date and, when
+    it was scoped in time, until when it holds."""
+    if pref.get("kind") != "event":
+        return as_data(pref["content"])
+    until = pref.get("until")
+    scope = f"，有效至 / valid until {until.strftime('%Y-%m-%d %H:%M')}" if isinstance(until, datetime) else ""
+    line = f"用户说 / the user said（{_when(pref.get('at'))}{scope}）：「{as_data(pref['content'])}」"
+    if pref.get("superseded_by"):
+        newer = as_data(pref.get("superseded_text", ""))
+        newer = newer if len(newer) <= 40 else newer[:40] + "…"
+        line += f"——已于 {_when(pref.get('superseded_at'))} 改为 / since changed to：「{newer}」，以新的为准"
+    return line
+
+
 def memory_block(
     memories: Sequence[dict[str, Any]],
     preferences: Sequence[dict[str, Any]],
@@ -54,7 +69,7 @@ def memory_block(
     sections = [MEMORY_INTRO]
     for heading, lines in (
         ("【已知用户信息】", [_memory_line(m) for m in mems]),
-        ("【用户偏好】", [as_data(p["content"]) for p in prefs]),
+        ("【用户偏好】", [_preference_line(p) for p in prefs]),
         ("【历史有效策略】", [as_data(s["content"]) for s in strat]),
     ):
         if lines:

@@ -25,8 +25,8 @@ from tianma.graph.deps import Deps
 from tianma.graph.reflection import ReflectionDeps, build_reflection_graph
 from tianma.guardrails.breaker import CircuitBreaker
 from tianma.guardrails.constitution import load_constitution
-from tianma.guardrails.pii import scrub
 from tianma.guardrails.regression import Scenario, load_scenarios
+from tianma.guardrails.secrets import redact_secrets, secret_notice, storable
 from tianma.llm.chat import model_name_of
 from tianma.llm.ollama import close_chat_model, create_ollama_chat_model
 from tianma.memory import reviews
@@ -141,6 +141,12 @@ class Runtime:
         """
         _require(user_id, "user_id")
         _require(text, "text")
+        # Secrets never get past this line: not into the graph state, the window (checkpoints),
+        # spans, the event, the indexes — nor to the model. The reply says so.
+        said = text
+        text, secrets = redact_secrets(text)
+        if client is not None:
+            client = dataclasses.replace(client, messages=tuple(_without_secrets(m) for m in client.messages))
         dialogue_id = dialogue_id or uuid.uuid4().hex
         when = as_aware(at)
         thread = _thread_id(user_id, dialogue_id)
@@ -167,8 +173,9 @@ class Runtime:
         if state.get("error"):
             raise ChatModelUnavailableError(state["error"], event_id=state["event_id"])
         run_id = self._auto_reflect(user_id, state.get("reflection_due"), when)
+        reply = state["reply"] + "\n\n" + secret_notice(said) if secrets else state["reply"]
         return Turn(
-            reply=state["reply"],
+            reply=reply,
             event_id=state["event_id"],
             dialogue_id=dialogue_id,
             trace_id=trace_id,
@@ -181,6 +188,11 @@ class Runtime:
                 for s in state.get("strategies", [])
             ),
             preferences=tuple(p["content"] for p in state.get("preferences", [])),
+            resident=tuple(
+                InjectedMemory(p["id"], p.get("kind", "preference"), p["content"], float(p["confidence"]),
+                               tuple(p.get("source_event_ids", ())), p.get("superseded_by"))
+                for p in state.get("preferences", [])
+            ),
             redline=dict(state.get("redline", {})),
             signals=tuple(state.get("signals", [])),
             reflection_run_id=run_id,
@@ -217,7 +229,7 @@ class Runtime:
                 dialogue_id=event.dialogue_id,
                 at=as_aware(at),
                 detail=f"explicit {kind}",
-                text=scrub(text, self.settings.guardrails.pii_redaction)[0] if text else text,
+                text=storable(text, self.settings.guardrails.pii_redaction)[0] if text else text,
             )
             apply_signal(self.memory, signal, as_aware(at))
             explicit = 1.0 if kind == "like" else -1.0
@@ -281,7 +293,7 @@ class Runtime:
                 NewEvent(
                     user_id=user_id,
                     role=e.role,
-                    text=scrub(e.text, self.settings.guardrails.pii_redaction)[0],
+                    text=storable(e.text, self.settings.guardrails.pii_redaction)[0],
                     at=as_aware(e.at),
                     dialogue_id=e.dialogue_id,
                     speaker=e.speaker,
@@ -439,7 +451,7 @@ class Runtime:
             RecordNotFoundError: no such record.
             InvalidInputError: an event or a signal (the raw log), or empty, too long or unchanged content.
         """
-        text = scrub(content, self.settings.guardrails.pii_redaction)[0]
+        text = storable(content, self.settings.guardrails.pii_redaction)[0]
         with self._lock:
             return edit_record(self.memory, record_id, text, reason, as_aware(at))
 
@@ -484,6 +496,20 @@ class Runtime:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+
+def _without_secrets(message: dict[str, Any]) -> dict[str, Any]:
+    """A client's message with every secret removed from its text (string or text parts)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return {**message, "content": redact_secrets(content)[0]}
+    if isinstance(content, list):
+        parts = [
+            {**p, "text": redact_secrets(p["text"])[0]} if isinstance(p, dict) and isinstance(p.get("text"), str) else p
+            for p in content
+        ]
+        return {**message, "content": parts}
+    return message
 
 
 def _thread_id(user_id: str, dialogue_id: str) -> str:

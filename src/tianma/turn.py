@@ -22,6 +22,8 @@ class InjectedMemory:
     score: float
     source_event_ids: tuple[str, ...]
     """Where it came from; an event hit points at itself."""
+    superseded_by: str | None = None
+    """A resident statement shown marked as replaced by this newer statement (the prompt says so)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +48,9 @@ class Turn:
     strategies: tuple[AppliedStrategy, ...] = ()
     preferences: tuple[str, ...] = ()
     """Contents of the resident preferences in the prompt."""
+    resident: tuple[InjectedMemory, ...] = ()
+    """The resident items themselves, with where each came from: learnt preferences that still
+    hold (kind ``preference``) and the user's current statements (kind ``event``)."""
     redline: dict[str, Any] = field(default_factory=dict)
     """Verdict of the redline check."""
     signals: tuple[dict[str, Any], ...] = ()

@@ -148,6 +148,8 @@ def test_a_version_1_file_gets_the_reflection_tables_and_the_review_queue(tmp_pa
         conn.exec_driver_sql("DROP TABLE run_changes")
         conn.exec_driver_sql("ALTER TABLE record_versions DROP COLUMN run_id")
         conn.exec_driver_sql("ALTER TABLE replace_log DROP COLUMN run_id")
+        conn.exec_driver_sql("ALTER TABLE records DROP COLUMN valid_from")
+        conn.exec_driver_sql("ALTER TABLE records DROP COLUMN valid_until")
         conn.execute(update(t.meta).values(value="1"))
     engine.dispose()
     migrated = create_sql_engine(url)
@@ -167,15 +169,33 @@ def test_a_version_3_file_gets_the_job_run_log(tmp_path: Path) -> None:
     engine = create_sql_engine(url)
     with engine.begin() as conn:  # make it look like a file written by schema version 3
         conn.exec_driver_sql("DROP TABLE job_runs")
+        conn.exec_driver_sql("ALTER TABLE records DROP COLUMN valid_from")
+        conn.exec_driver_sql("ALTER TABLE records DROP COLUMN valid_until")
         conn.execute(update(t.meta).values(value="3"))
     engine.dispose()
     migrated = create_sql_engine(url)
     with migrated.connect() as conn:
         version = conn.execute(select(t.meta.c.value).where(t.meta.c.key == "schema_version")).scalar_one()
-    assert int(version) == 4
+    assert int(version) == t.SCHEMA_VERSION
     row = {"job": "decay", "slot": T0, "started_at": T0, "status": "running"}
     with migrated.begin() as conn:
         conn.execute(t.job_runs.insert().values(**row))
     with pytest.raises(IntegrityError), migrated.begin() as conn:  # one run per (job, slot)
         conn.execute(t.job_runs.insert().values(**row))
     migrated.dispose()
+
+
+def test_a_version_4_file_gets_validity_intervals_from_when_each_record_was_said(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'v4.db'}"
+    store = SqlMemoryStore(create_sql_engine(url))
+    said = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
+    (event,), _ = store.add_events([NewEvent("u", "user", "以后先给结论", said, "d1")])
+    with store.engine.begin() as conn:  # as a schema-4 file: no validity columns
+        conn.exec_driver_sql("ALTER TABLE records DROP COLUMN valid_from")
+        conn.exec_driver_sql("ALTER TABLE records DROP COLUMN valid_until")
+        conn.execute(update(t.meta).values(value="4"))
+    store.close()
+    migrated = SqlMemoryStore(create_sql_engine(url))
+    again = migrated.get(event.id)
+    migrated.close()
+    assert again.valid_from == said and again.valid_until is None and again.content == "以后先给结论"

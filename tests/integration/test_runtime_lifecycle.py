@@ -100,7 +100,7 @@ def test_feedback_is_a_signal_credited_to_the_injected_memories(make_runtime: Ru
     rt = make_runtime()
     stated = rt.chat("u", "我不吃香菜。", dialogue_id="d1", at=T0)
     turn = rt.chat("u", "推荐一道不放香菜的菜", dialogue_id="d2", at=T0 + timedelta(days=1))
-    assert stated.event_id in {m.id for m in turn.memories}
+    assert stated.event_id in {m.id for m in turn.resident}
     signal_id = rt.feedback(turn.event_id, "correction", text="我是说完全不要香菜")
     (signal,) = rt.memories("u", kind="signal")
     assert signal.id == signal_id and signal.confidence == 0.9

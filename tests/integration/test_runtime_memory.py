@@ -30,11 +30,11 @@ def test_stated_in_one_dialogue_injected_in_the_next_with_provenance(make_runtim
 
     turn = rt.chat("li", "这周六帮我安排一下日程吧", dialogue_id="d2", at=T0 + timedelta(days=4))
 
-    by_id = {m.id: m for m in turn.memories}
-    assert stated.event_id in by_id
+    by_id = {m.id: m for m in turn.resident}  # a current statement: resident in every prompt
+    assert stated.event_id in by_id and by_id[stated.event_id].kind == "event"
     assert by_id[stated.event_id].source_event_ids == (stated.event_id,)
     assert by_id[stated.event_id].content == "以后周末别给我安排提醒。"
-    block = system_prompt(model).split("【已知用户信息】", 1)[1]
+    block = system_prompt(model).split("【用户偏好】", 1)[1]
     assert "以后周末别给我安排提醒" in block
     assert turn.dialogue_id == "d2" and len(turn.trace_id) == 32
 
@@ -86,7 +86,7 @@ def test_hits_are_counted_for_injected_memories(make_runtime: RuntimeFactory) ->
     rt = make_runtime()
     stated = rt.chat("u", "我对花生过敏。", dialogue_id="d1", at=T0)
     turn = rt.chat("u", "我对什么过敏？", dialogue_id="d2", at=T0 + timedelta(days=1))
-    assert stated.event_id in {m.id for m in turn.memories}
+    assert stated.event_id in {m.id for m in turn.resident}  # used means used: resident counts
     record = next(r for r in rt.memories("u", kind="event") if r.id == stated.event_id)
     assert record.hit_count == 1 and record.last_hit_at == T0 + timedelta(days=1)
 

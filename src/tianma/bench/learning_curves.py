@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import BaseMessage
 
 from tianma import Runtime
 from tianma.bench.common import Tokenizer
+from tianma.guardrails.secrets import NOTICE_EN, NOTICE_ZH
 from tianma.llm.summary import SUMMARY_PROMPT
 from tianma.prompting import REFLECTION_SYSTEM
 
@@ -52,9 +54,21 @@ def metrics(
             row = table.setdefault(key, {"hits": 0, "questions": 0})
             row["hits"] += int(r["hit"])
             row["questions"] += 1
+    mood_qs = [r for r in records if r["kind"] == "mood_question"]
+    after = [r for r in mood_qs if r["after_period"]]
+    during = [r for r in mood_qs if not r["after_period"]]
+    told = sum(u.get("secrets", {}).get("told", 0) for u in users.values())
     return {
         "turns": len(records),
         "question_turns": len(qs),
+        "stale_only_rate": _rate(sum(r.get("stale_only", False) for r in qs), len(qs)),
+        "mood_questions_after_period": len(after),
+        "mood_leak_rate": _rate(sum(r["mood_carried"] for r in after), len(after)),
+        "mood_questions_in_period": len(during),
+        "mood_in_period_carried_rate": _rate(sum(r["mood_carried"] for r in during), len(during)),
+        "secrets_told": told,
+        "secrets_leaked": sum(len(u.get("secrets", {}).get("leaked", [])) for u in users.values()),
+        "secrets_explained": sum(u.get("secrets", {}).get("explained", 0) for u in users.values()),
         "hit_rate": _rate(sum(r["hit"] for r in qs), len(qs)),
         "repeat_rate": _rate(sum(r["kind"] == "repeat" for r in qs), len(qs)),
         "negative_rate": _rate(sum(r["kind"] in NEGATIVE_KINDS for r in records), len(records)),
@@ -179,6 +193,27 @@ def mood_outcome(rt: Runtime, user_id: str, records: list[dict[str, Any]]) -> di
         if eid in r.provenance.event_ids
     ]
     return {"moods": len(moods), "leaked": leaked, "leaked_moods": len({x["mood"] for x in leaked})}
+
+
+def secret_outcome(home: Path, records: list[dict[str, Any]], values: dict[str, tuple[str, ...]]) -> dict[str, Any]:
+    """Secrets told, those whose value is found in the raw bytes of any file of the data home,
+    and how many replies told the user tianma does not keep them."""
+    blobs = [f.read_bytes() for f in sorted(home.rglob("*")) if f.is_file()]
+    told = [r for r in records if r["kind"] == "secret"]
+    leaked = sorted({v for r in told for v in values.get(r["pref"] or "", ())
+                     if any(_needle(r["text"], v).encode() in b for b in blobs)})  # fmt: skip
+    explained = sum(any(n in (r.get("reply") or "") for n in (NOTICE_ZH, NOTICE_EN)) for r in told)
+    return {"told": len(told), "leaked": leaked, "explained": explained}
+
+
+def _needle(text: str, value: str) -> str:
+    """What to look for on disk: a code of digits (a PIN, an SMS code) also occurs by chance in
+    timestamps and binary pages, so it is looked for with the two characters the user wrote
+    before it, which only a copy of the message holds."""
+    if not value.isdigit() and len(value) >= 6:
+        return value
+    start = text.find(value)
+    return text[max(0, start - 2) : start + len(value)] if start >= 0 else value
 
 
 def learnt_summary(rt: Runtime, user_id: str, records: list[dict[str, Any]]) -> list[dict[str, Any]]:

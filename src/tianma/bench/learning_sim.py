@@ -1,27 +1,39 @@
-"""Scenario model and the simulated user of :mod:`tianma.bench.learning` (see its docstring).
+"""The simulated user of :mod:`tianma.bench.learning` (see its docstring); the scenario model is
+:mod:`tianma.bench.learning_scenario`.
 
-The user states preferences, changes their mind, says passing moods, and asks domain
-questions whose good answer depends on a preference. Each reply is judged by provenance:
-did the turn carry (inject, or hold as a resident preference) a memory that traces back to
-an event where the *current* version of the preference was stated?
+The user states preferences (and restates them in other words), changes their mind, says passing
+moods and time-scoped wishes, tells a secret now and then, chats, and asks domain questions whose
+good answer depends on a preference. Each reply is judged by provenance: did the turn carry
+(inject, or hold resident) something that traces back to an event where the *current* version of
+the preference was stated — and did it carry a superseded version, or a mood past its period?
 """
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from tianma import Runtime
-from tianma.errors import InvalidInputError
-from tianma.settings import WindowSettings
+from tianma.bench.learning_scenario import (
+    WINDOW_TURNS,
+    Change,
+    Mood,
+    Preference,
+    Scenario,
+    Secret,
+    User,
+    load_scenario,
+    shrink,
+)
 from tianma.turn import Turn
 
-START = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+__all__ = ["WINDOW_TURNS", "Change", "Mood", "Preference", "Scenario", "Secret", "Sim", "User", "judge",
+           "load_scenario", "shrink"]  # fmt: skip
+
+START = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)  # a Monday: "this week" ends on day 7
 TURN_GAP = timedelta(minutes=3)
 CHITCHAT_P = 0.12
 LIKE_P = 0.5
@@ -32,177 +44,11 @@ CHITCHAT = {
     "en": ["Thanks!", "Got it.", "How's the weather today?", "Sounds good.", "Okay."],
 }
 REPHRASE = {"zh": "我的意思是，", "en": "I mean, "}
-WINDOW_TURNS = WindowSettings().turns
-"""Dialogues must fit the default short-term window: the judge counts earlier statements of the
-same dialogue as carried verbatim in the prompt."""
 CORRECT = {"zh": "不对，我说过：", "en": "No, that's wrong. I told you: "}
 
 
-@dataclass(frozen=True, slots=True)
-class Change:
-    at_turn: int
-    statement: str
-
-
-@dataclass(frozen=True, slots=True)
-class Preference:
-    id: str
-    domain: str
-    statement: str
-    kind: str
-    changes: tuple[Change, ...]
-    question_templates: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Mood:
-    at_turn: int
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class User:
-    id: str
-    preferences: tuple[Preference, ...]
-    moods: tuple[Mood, ...]
-
-    @property
-    def lang(self) -> str:
-        text = self.preferences[0].statement if self.preferences else ""
-        return "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in text) else "en"
-
-
-@dataclass(frozen=True, slots=True)
-class Scenario:
-    name: str
-    seed: int
-    users: tuple[User, ...]
-    turns_per_user: int
-    dialogue_length: int
-
-
-def load_scenario(path: Path) -> Scenario:
-    """Read and validate a scenario file (format: ``data/scenarios/README.md`` in this package).
-
-    Scenario sets are written by people who do not read this code, so every problem is named
-    with the file and the JSON path of the offending value rather than surfacing as a KeyError
-    deep inside a run.
-
-    Raises:
-        InvalidInputError: the file cannot be read, is not JSON, or breaks the format.
-    """
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InvalidInputError(f"scenario file {path}: cannot be read ({exc.strerror or exc})") from exc
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InvalidInputError(f"scenario file {path}: not valid JSON ({exc})") from exc
-    try:
-        return _scenario(raw)
-    except _Bad as exc:
-        raise InvalidInputError(f"scenario file {path}: {exc}") from None
-
-
-class _Bad(Exception):
-    """A format problem, located by its JSON path; :func:`load_scenario` adds the file name."""
-
-
-def _get(obj: dict[str, Any], key: str, kind: type, where: str, default: Any = ...) -> Any:
-    if key not in obj:
-        if default is ...:
-            raise _Bad(f"{where}: missing key {key!r}")
-        return default
-    value = obj[key]
-    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
-        raise _Bad(f"{where}.{key}: expected an integer, got {value!r}")
-    if not isinstance(value, kind):
-        raise _Bad(f"{where}.{key}: expected {kind.__name__}, got {type(value).__name__}")
-    if isinstance(value, str) and not value.strip():
-        raise _Bad(f"{where}.{key}: must not be empty")
-    return value
-
-
-def _obj(value: Any, where: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise _Bad(f"{where}: expected an object, got {type(value).__name__}")
-    return value
-
-
-def _scenario(raw: Any) -> Scenario:
-    top = _obj(raw, "top level")
-    n = _get(top, "turns_per_user", int, "top level")
-    dlen = _get(top, "dialogue_length", int, "top level")
-    if n < 1:
-        raise _Bad(f"turns_per_user: must be ≥ 1, got {n}")
-    if not 1 <= dlen <= WINDOW_TURNS:
-        raise _Bad(
-            f"dialogue_length: must be 1–{WINDOW_TURNS} (the short-term window the judge relies on), got {dlen}"
-        )
-    raw_users = _get(top, "users", list, "top level")
-    if not raw_users:
-        raise _Bad("users: must not be empty")
-    users: list[User] = []
-    for i, raw_user in enumerate(raw_users):
-        users.append(_user(_obj(raw_user, f"users[{i}]"), f"users[{i}]", n))
-    ids = [u.id for u in users]
-    if len(set(ids)) != len(ids):
-        raise _Bad(f"users: duplicate ids {sorted({x for x in ids if ids.count(x) > 1})}")
-    return Scenario(_get(top, "name", str, "top level"), _get(top, "seed", int, "top level"),
-                    tuple(users), n, dlen)  # fmt: skip
-
-
-def _at_turn(obj: dict[str, Any], where: str, n: int) -> int:
-    at = int(_get(obj, "at_turn", int, where))
-    if not 0 <= at < n:
-        raise _Bad(f"{where}.at_turn: must be 0–{n - 1} (turns_per_user is {n}), got {at}")
-    return at
-
-
-def _user(u: dict[str, Any], where: str, n: int) -> User:
-    uid = _get(u, "id", str, where)
-    prefs: list[Preference] = []
-    for j, raw_pref in enumerate(_get(u, "preferences", list, where)):
-        pw = f"{where}.preferences[{j}]"
-        p = _obj(raw_pref, pw)
-        kind = _get(p, "kind", str, pw, "explicit")
-        if kind not in ("explicit", "implicit"):
-            raise _Bad(f"{pw}.kind: must be 'explicit' or 'implicit', got {kind!r}")
-        changes = []
-        for k, raw_change in enumerate(_get(p, "changes", list, pw, [])):
-            cw = f"{pw}.changes[{k}]"
-            c = _obj(raw_change, cw)
-            changes.append(Change(_at_turn(c, cw, n), _get(c, "statement", str, cw)))
-        templates = _get(p, "question_templates", list, pw)
-        if not templates or not all(isinstance(q, str) and q.strip() for q in templates):
-            raise _Bad(f"{pw}.question_templates: must be a non-empty list of non-empty strings")
-        prefs.append(Preference(_get(p, "id", str, pw), _get(p, "domain", str, pw), _get(p, "statement", str, pw),
-                                kind, tuple(changes), tuple(templates)))  # fmt: skip
-    pids = [p.id for p in prefs]
-    if len(set(pids)) != len(pids):
-        raise _Bad(f"{where}.preferences: duplicate ids")
-    moods = []
-    for k, raw_mood in enumerate(_get(u, "moods", list, where, [])):
-        mw = f"{where}.moods[{k}]"
-        m = _obj(raw_mood, mw)
-        moods.append(Mood(_at_turn(m, mw, n), _get(m, "text", str, mw)))
-    return User(uid, tuple(prefs), tuple(moods))
-
-
-def shrink(sc: Scenario, users: int, turns: int) -> Scenario:
-    """A smaller run of the same scenario: the first ``users`` users, ``turns`` turns each, with
-    change and mood turns scaled to fit, so every kind of event still happens."""
-
-    def at(t: int) -> int:
-        return min(turns - 1, round(t * turns / sc.turns_per_user))
-
-    def pref(p: Preference) -> Preference:
-        return replace(p, changes=tuple(Change(at(c.at_turn), c.statement) for c in p.changes))
-
-    small = tuple(
-        User(u.id, tuple(pref(p) for p in u.preferences), tuple(Mood(at(m.at_turn), m.text) for m in u.moods))
-        for u in sc.users[:users]
-    )
-    return Scenario(f"{sc.name}-{len(small)}x{turns}", sc.seed, small, turns, sc.dialogue_length)
+MOOD_QUESTION_P = 0.15
+"""Share of free turns that ask a question a mood or time-scoped wish would (wrongly, once over) change."""
 
 
 @dataclass(slots=True)
@@ -218,47 +64,82 @@ class PrefState:
         return self.pref.statement if self.version <= 0 else self.pref.changes[self.version - 1].statement
 
 
-def fixed_turns(user: User, n: int, dlen: int) -> dict[int, tuple[str, str, str | None]]:
-    """Turn index → (kind, text, preference id) for statements, changes and moods."""
-    fixed: dict[int, tuple[str, str, str | None]] = {}
+Fixed = tuple[str, str, str | None, int]
+"""(kind, text, preference or mood/secret id, version of the preference stated; -1 otherwise)."""
 
-    def put(t: int, item: tuple[str, str, str | None]) -> None:
+
+def fixed_turns(user: User, n: int, dlen: int) -> dict[int, Fixed]:
+    """Turn index → what the user says there: statements, restatements, changes, moods, secrets."""
+    fixed: dict[int, Fixed] = {}
+
+    def put(t: int, item: Fixed) -> None:
         while t in fixed and t < n - 1:
             t += 1
         fixed.setdefault(t, item)
 
-    for m in user.moods:
-        put(m.at_turn, ("mood", m.text, None))
-    for c_pref in user.preferences:
-        for c in c_pref.changes:
-            put(c.at_turn, ("change", c.statement, c_pref.id))
+    for k, m in enumerate(user.moods):
+        put(m.at_turn, ("mood", m.text, f"mood{k}", -1))
+    for k, sec in enumerate(user.secrets):
+        put(sec.at_turn, ("secret", sec.text, f"secret{k}", -1))
+    for p in user.preferences:
+        versions: list[tuple[tuple[str, ...], tuple[int, ...]]] = [(p.phrasings, p.restate_at)]
+        versions += [(c.phrasings, c.restate_at) for c in p.changes]
+        for v, c in enumerate(p.changes, 1):
+            put(c.at_turn, ("change", c.statement, p.id, v))
+        for v, (phrasings, again) in enumerate(versions):
+            for k, t in enumerate(again):
+                put(t, ("restate", phrasings[(k + 1) % len(phrasings)], p.id, v))
     for j, p in enumerate(user.preferences):
-        put(min(n - 1, j * dlen + j % 2), ("statement", p.statement, p.id))
+        put(min(n - 1, j * dlen + j % 2), ("statement", p.statement, p.id, 0))
     return fixed
 
 
-def judge(rt: Runtime, user_id: str, turn: Turn, ps: PrefState, window: set[str]) -> dict[str, Any]:
-    """Did the turn carry the current version of the preference, or only a superseded one?
+def mood_end(said: datetime, period: str) -> datetime:
+    """When a mood or time-scoped wish stops holding, by the calendar of the simulation (UTC):
+    the end of that day, of the third day, or of that week (Sunday midnight). Written apart from
+    tianma's own rule so the judge does not grade tianma by tianma."""
+    midnight = datetime(said.year, said.month, said.day, tzinfo=UTC)
+    days = {"day": 1, "days": 3, "week": 7 - said.weekday()}[period]
+    return midnight + timedelta(days=days)
 
-    Carriers: an injected event (its own id), an injected or resident learnt record (its
-    provenance), or the short-term window (a statement earlier in this dialogue, verbatim in
-    the prompt). A learnt record whose provenance mixes events of the current and of a
-    superseded version is ambiguous (its content may be the old one): it counts as neither.
+
+def carried_sources(rt: Runtime, user_id: str, turn: Turn) -> tuple[set[str], list[Any]]:
+    """Event ids behind everything the turn put in the prompt (injected and resident), and the
+    learnt records among them."""
+    records = {r.id: r for r in rt.memories(user_id) if r.kind != "event"}
+    shown = [m for m in (*turn.memories, *turn.resident) if m.superseded_by is None]
+    learnt = [records[m.id] for m in shown if m.id in records]
+    events = {e for m in shown if m.kind == "event" for e in m.source_event_ids}
+    return events, learnt
+
+
+def marked(turn: Turn) -> dict[str, str]:
+    """Statements the prompt showed as replaced: their id → the newer statement named."""
+    return {m.id: m.superseded_by for m in turn.resident if m.superseded_by is not None}
+
+
+def judge(rt: Runtime, user_id: str, turn: Turn, ps: PrefState, window: set[str]) -> dict[str, Any]:
+    """Did the turn carry the current version of the preference, and did it carry a superseded one?
+
+    Carriers: an injected or resident event (its own id), an injected or resident learnt record
+    (its provenance), or the short-term window (a statement earlier in this dialogue, verbatim in
+    the prompt — never counted as stale: the user said it in this very conversation). A learnt
+    record whose provenance mixes events of the current and of a superseded version is ambiguous
+    (its content may be the old one): it counts as neither.
     """
     current = set(ps.events[ps.version]) if ps.version >= 0 else set()
     older = {e for v in ps.events[: max(ps.version, 0)] for e in v}
-    records = {r.id: r for r in rt.memories(user_id) if r.kind != "event"}
-    learnt = [records[m.id] for m in turn.memories if m.id in records]
-    learnt += [
-        r for r in records.values() if r.kind == "preference" and r.status == "active" and r.content in turn.preferences
-    ]  # fmt: skip
-    events = {e for m in turn.memories if m.kind == "event" for e in m.source_event_ids}
+    events, learnt = carried_sources(rt, user_id, turn)
     via: set[str] = set()
     stale_via: set[str] = set()
     if events & current:
         via.add("event")
     if events & older:
         stale_via.add("event")
+    # shown marked as replaced: fine when it names the current statement, stale when it names
+    # something else (and never a hit: the prompt says it no longer holds)
+    if any(old in older and newer not in current for old, newer in marked(turn).items()):
+        stale_via.add("marked wrongly")
     mixed = []
     for rec in learnt:
         ids = set(rec.provenance.event_ids)
@@ -272,12 +153,21 @@ def judge(rt: Runtime, user_id: str, turn: Turn, ps: PrefState, window: set[str]
         via.add("window")
     return {
         "hit": bool(via),
-        "stale": not via and bool(stale_via or mixed),
+        "stale": bool(stale_via),
+        "stale_only": not via and bool(stale_via or mixed),
         "via": sorted(via),
         "stale_via": sorted(stale_via),
         "mixed": mixed,
         "learnt_carried": sorted({f"{r.kind}:{r.status}:{r.content}" for r in learnt}),
+        "marked": len(set(marked(turn)) & (older | current)),
     }
+
+
+@dataclass(slots=True)
+class MoodState:
+    mood: Mood
+    event_id: str
+    ends: datetime
 
 
 @dataclass(slots=True)
@@ -296,6 +186,7 @@ class Sim:
     chat-model calls can be attributed to what caused them."""
     records: list[dict[str, Any]] = field(default_factory=list)
     dialogue_of: dict[str, int] = field(default_factory=dict)
+    moods: list[MoodState] = field(default_factory=list)
 
     def _rng(self, t: int, what: str) -> random.Random:
         return random.Random(f"{self.seed}:{self.user.id}:{t}:{what}")
@@ -312,7 +203,7 @@ class Sim:
             if pos == 0:
                 dialogue_id = f"{user.id}-d{d:02d}"
             at = START + timedelta(days=d) + pos * TURN_GAP
-            kind, text, pid = self._next(t, d, fixed, prefs, pending, repeats)
+            kind, text, pid, _version = self._next(t, d, at, fixed, prefs, pending, repeats)
             if kind == pending_kind(pending):
                 pending = None
             self.phase("turn")
@@ -320,31 +211,29 @@ class Sim:
             self.dialogue_of[turn.event_id] = d
             rec: dict[str, Any] = {"user": user.id, "turn": t, "dialogue": d, "kind": kind, "pref": pid,
                                    "text": text, "event_id": turn.event_id, "reaction": None}  # fmt: skip
-            if kind in ("statement", "change", "correction") and pid:
+            if kind in ("statement", "change", "restate", "correction") and pid:
                 ps = prefs[pid]
-                if kind != "correction":
+                if kind in ("statement", "change"):
                     ps.version += 1
                     ps.events.append([])
                 ps.events[ps.version].append(turn.event_id)
+            elif kind == "mood" and pid:
+                mood = user.moods[int(pid.removeprefix("mood"))]
+                self.moods.append(MoodState(mood, turn.event_id, mood_end(at, mood.period)))
+            elif kind == "secret":
+                rec["reply"] = turn.reply
+            elif kind == "mood_question" and pid:
+                state = self.moods[int(pid)]
+                events, learnt = carried_sources(self.rt, user.id, turn)
+                carried = state.event_id in events or any(state.event_id in r.provenance.event_ids for r in learnt)
+                rec.update(mood_type=state.mood.type, after_period=at >= state.ends, mood_carried=carried)
             elif kind in ("question", "rephrase", "repeat") and pid:
                 ps = prefs[pid]
                 window = {e for e, dd in self.dialogue_of.items() if dd == d and e != turn.event_id}
                 rec.update(judge(self.rt, user.id, turn, ps, window), version=ps.version)
-                rng = self._rng(t, "react")
-                if rec["hit"]:
-                    if rng.random() < LIKE_P:
-                        self.rt.feedback(turn.event_id, "like", at=at)
-                        rec["reaction"] = "like"
-                elif rng.random() < CORRECTION_P:
-                    pending = ("correction", CORRECT[lang] + ps.current, pid)
-                    rec["reaction"] = "correction"
-                elif rng.random() < REPHRASE_P:
-                    pending = ("rephrase", REPHRASE[lang] + self._template(t, ps.pref, text), pid)
-                    rec["reaction"] = "rephrase"
-                else:
-                    repeats.append((d + 1, text, pid))
-                    rec["reaction"] = "repeat"
-            rec.update(memories=[(m.kind, m.id) for m in turn.memories], preferences=list(turn.preferences),
+                self._react(t, at, turn, rec, ps, text, lang, repeats)
+                pending = rec.pop("_pending", None) or pending
+            rec.update(memories=[(m.kind, m.id) for m in turn.memories], resident=[(m.kind, m.id) for m in turn.resident],
                        signals=[s.get("type") for s in turn.signals], reflection_run=turn.reflection_run_id)  # fmt: skip
             self.records.append(rec)
             self.tick()
@@ -356,6 +245,25 @@ class Sim:
                     self.rt.reflect(user.id, at=end + timedelta(hours=12), trigger="nightly")
         return self.records
 
+    def _react(self, t: int, at: datetime, turn: Turn, rec: dict[str, Any], ps: PrefState, text: str,
+               lang: str, repeats: list[tuple[int, str, str]]) -> None:  # fmt: skip
+        """Seed 001 §2.3: a hit gets a like now and then; a miss a correction, a rephrase or,
+        later, the same question again."""
+        rng = self._rng(t, "react")
+        if rec["hit"]:
+            if rng.random() < LIKE_P:
+                self.rt.feedback(turn.event_id, "like", at=at)
+                rec["reaction"] = "like"
+        elif rng.random() < CORRECTION_P:
+            rec["_pending"] = ("correction", CORRECT[lang] + ps.current, ps.pref.id)
+            rec["reaction"] = "correction"
+        elif rng.random() < REPHRASE_P:
+            rec["_pending"] = ("rephrase", REPHRASE[lang] + self._template(t, ps.pref, text), ps.pref.id)
+            rec["reaction"] = "rephrase"
+        else:
+            repeats.append((rec["dialogue"] + 1, text, ps.pref.id))
+            rec["reaction"] = "repeat"
+
     def _template(self, t: int, pref: Preference, avoid: str | None = None) -> str:
         options = [q for q in pref.question_templates if q != avoid] or list(pref.question_templates)
         return self._rng(t, "template").choice(options)
@@ -364,25 +272,32 @@ class Sim:
         self,
         t: int,
         d: int,
-        fixed: dict[int, tuple[str, str, str | None]],
+        at: datetime,
+        fixed: dict[int, Fixed],
         prefs: dict[str, PrefState],
         pending: tuple[str, str, str] | None,
         repeats: list[tuple[int, str, str]],
-    ) -> tuple[str, str, str | None]:
+    ) -> tuple[str, str, str | None, int]:
         if t in fixed:
-            return fixed[t]
+            kind, text, pid, version = fixed[t]
+            if kind != "restate" or (pid and prefs[pid].version == version):
+                return fixed[t]
         if pending is not None:
-            return pending
+            return (*pending, -1)
         for i, (due, text, pid) in enumerate(repeats):
             if due <= d:
                 del repeats[i]
-                return "repeat", text, pid
+                return "repeat", text, pid, -1
         stated = [ps for ps in prefs.values() if ps.version >= 0]
         rng = self._rng(t, "choice")
+        askable = [i for i, m in enumerate(self.moods) if m.mood.question_templates]
+        if askable and rng.random() < MOOD_QUESTION_P:
+            k = rng.choice(askable)
+            return "mood_question", rng.choice(self.moods[k].mood.question_templates), str(k), -1
         if not stated or rng.random() < CHITCHAT_P:
-            return "chitchat", rng.choice(CHITCHAT[self.user.lang]), None
+            return "chitchat", rng.choice(self.user.chatter or CHITCHAT[self.user.lang]), None, -1
         ps = rng.choice(stated)
-        return "question", self._template(t, ps.pref), ps.pref.id
+        return "question", self._template(t, ps.pref), ps.pref.id, -1
 
 
 def pending_kind(pending: tuple[str, str, str] | None) -> str | None:

@@ -34,9 +34,10 @@ def why_table(turn: Turn) -> Table:
         )
     for s in turn.strategies:
         table.add_row("strategy" + (" (explored)" if s.explored else ""), s.id[:8], "", s.content, "")
-    for p in turn.preferences:
-        table.add_row("preference", "", "", p, "")
-    if not (turn.memories or turn.strategies or turn.preferences):
+    for r in turn.resident:
+        what = "statement (resident)" if r.kind == "event" else f"{r.kind} (resident)"
+        table.add_row(what, r.id[:8], "", r.content, ", ".join(e[:8] for e in r.source_event_ids))
+    if not (turn.memories or turn.strategies or turn.resident):
         table.add_row("—", "", "", "nothing was injected / 没有注入记忆", "")
     return table
 

@@ -42,7 +42,7 @@ def demo(
                 turn = rt.chat("demo-user", step.text, dialogue_id=step.dialogue, at=step.at)
                 console.print(f"[bold cyan]user>[/] {step.text}")
                 console.print(f"[bold green]tianma>[/] {turn.reply}")
-                if turn.memories:
+                if turn.memories or turn.resident:
                     console.print(why_table(turn))
             console.rule("stored / 已存储")
             console.print(records_table(rt.memories("demo-user", kind="event"), "events of demo-user"))

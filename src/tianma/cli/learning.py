@@ -62,6 +62,8 @@ def reflect(
             console.print(
                 f"[yellow]LLM output dropped ({llm.get('error')}); rule-based extraction was used[/]"
             )
+        elif llm.get("skipped"):
+            console.print(f"LLM not asked: {llm['skipped']} / 未调用大模型（规则已足够或未到调用间隔）")
     if not reports:
         console.print("nothing to reflect on / 没有新的对话")
 

@@ -45,6 +45,10 @@ class ReflectionState(ReflectionInput, ReflectionOutput, total=False):
     """Active and pending learnt records (plain data)."""
     proposals: list[dict[str, Any]]
     plan: list[dict[str, Any]]
+    closed: dict[str, list[str]]
+    """Learnt record id → the newer statements that closed events it was learnt from."""
+    lapsed: list[str]
+    """Learnt records every statement of which was closed: no longer current, to deprecate."""
     streaks: dict[str, int]
     """Record id → consecutive dialogues it was injected in without a negative signal."""
     llm: dict[str, Any]

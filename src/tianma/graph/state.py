@@ -30,7 +30,8 @@ class TurnState(TypedDict, total=False):
     strategies: list[dict[str, Any]]
     """Applied strategies: id, content, explored, priority, weight."""
     preferences: list[dict[str, Any]]
-    """Resident preferences: id, content, confidence."""
+    """Resident in the prompt: learnt preferences that still hold and the user's current
+    statements — id, kind, content, confidence, source_event_ids (statements also at, until)."""
     exploration: dict[str, Any]
     """ε-greedy this turn: explored, skipped (the top strategy), alternative, epsilon."""
     conflicts: list[dict[str, Any]]

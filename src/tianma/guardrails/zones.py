@@ -20,6 +20,8 @@ import unicodedata
 from typing import Literal
 
 from tianma.guardrails.constitution import Constitution
+from tianma.guardrails.content_filter import check_candidate
+from tianma.guardrails.injection import detect_injection
 
 Zone = Literal["forbidden", "caution", "free"]
 Mode = Literal["auto", "confirm", "manual"]
@@ -60,3 +62,21 @@ def mode_for(kind: str, zone: Zone, scope: str) -> Mode:
     if by_scope == "confirm" and zone == "free":
         return "auto"
     return by_scope
+
+
+def may_stand_as_stated(text: str, constitution: Constitution) -> str | None:
+    """Why a user's own words may not sit in the prompt as a current statement, or None.
+
+    A statement event goes into the prompt without passing through reflection's guard, so the
+    same three checks apply to it here: a planted instruction, content that mocks, is vulgar or
+    over-promises, and anything in the forbidden zone (identity, safety, privacy) is kept as a
+    plain event of the log only.
+    """
+    verdict = detect_injection(text)
+    if verdict.is_attack:
+        return f"planted instruction ({', '.join(verdict.reasons)})"
+    filtered = check_candidate(text)
+    if filtered.rejected:
+        return f"content filter ({filtered.reason})"
+    zone, term = classify(text, constitution)
+    return f"forbidden zone (“{term}”)" if zone == "forbidden" else None

@@ -24,6 +24,7 @@ _NEW_ROW_DEFAULTS: dict[str, Any] = {
     "key": None, "scope": "global", "tags": [], "confidence": 0.5, "importance": 0.5, "hit_count": 0,
     "last_hit_at": None, "status": "active", "version": 1, "data": {}, "dialogue_id": None,
     "role": None, "speaker": None, "reply": None, "at": None, "external_id": None, "error": None,
+    "valid_until": None,
 }  # fmt: skip
 
 
@@ -63,7 +64,7 @@ class ChangeSet:
     def create(self, kind: Kind, content: str, provenance: Provenance, **fields: Any) -> str:
         """Add a record; returns its id."""
         record_id = new_id()
-        row = {**_NEW_ROW_DEFAULTS, **fields}
+        row = {**_NEW_ROW_DEFAULTS, "valid_from": self.at, **fields}
         row.update(id=record_id, user_id=self.user_id, kind=kind, content=content,
                    created_at=self.at, updated_at=self.at, provenance=provenance.to_json())  # fmt: skip
         row["tags"] = list(row["tags"])
@@ -85,6 +86,8 @@ class ChangeSet:
             "key",
             "scope",
             "tags",
+            "valid_from",
+            "valid_until",
         }
         if set(fields) - allowed:
             raise InvalidInputError(f"cannot change {sorted(set(fields) - allowed)} of a record")
@@ -109,8 +112,11 @@ class ChangeSet:
         self.update(record_id, reason=reason, evidence=evidence, status=status)
 
     def supersede(self, old_id: str, new_id_: str | None, *, reason: str, evidence: Sequence[str]) -> None:
-        """Deprecate ``old_id`` in favour of ``new_id_`` with a replace-log row."""
-        self.set_status(old_id, "deprecated", reason=reason, evidence=evidence)
+        """Deprecate ``old_id`` in favour of ``new_id_`` with a replace-log row; its validity
+        ends now (or earlier, when a newer statement had already closed it)."""
+        until = self._row(old_id)["valid_until"]
+        until = self.at if until is None else min(until, self.at)
+        self.update(old_id, reason=reason, evidence=evidence, status="deprecated", valid_until=until)
         self._conn.execute(
             t.replace_log.insert().values(
                 user_id=self.user_id, old_id=old_id, new_id=new_id_, reason=reason,
@@ -160,7 +166,7 @@ def undo_run(conn: Connection, run_id: str) -> list[str]:
 
 def _restored(before: dict[str, Any]) -> dict[str, Any]:
     out = dict(before)
-    for name in ("created_at", "updated_at", "last_hit_at", "at"):
+    for name in ("created_at", "updated_at", "last_hit_at", "at", "valid_from", "valid_until"):
         if out.get(name) is not None:
             out[name] = datetime.fromisoformat(out[name])
     out.pop("id", None)

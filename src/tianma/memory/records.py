@@ -82,6 +82,15 @@ class MemoryRecord:
     """Events only: the assistant's reply to this user message, when there was one."""
     at: datetime | None = None
     """Events only: when it was said."""
+    valid_from: datetime | None = None
+    """Since when it holds (an event: when it was said)."""
+    valid_until: datetime | None = None
+    """When it stopped holding: a newer statement about the same subject, or the end of the
+    period a time-scoped statement ("今天…", "this week…") was about. None = still holds."""
+
+    def is_valid_at(self, when: datetime) -> bool:
+        """Whether it still holds at ``when`` (what was closed is never injected as current)."""
+        return self.valid_until is None or when < self.valid_until
 
     @property
     def source_event_ids(self) -> tuple[str, ...]:
@@ -105,6 +114,11 @@ class NewEvent:
     source: str = "chat"
     id: str | None = None
     """A chosen id (a proxy announces it before the turn is recorded); None = a new one."""
+    key: str | None = None
+    """``statement.<kind>`` when the message states something about the user."""
+    valid_until: datetime | None = None
+    """When a time-scoped statement stops holding."""
+    data: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +165,8 @@ _RECORD_FIELDS = (
     "speaker",
     "reply",
     "at",
+    "valid_from",
+    "valid_until",
 )
 
 
@@ -165,7 +181,7 @@ def record_to_dict(record: MemoryRecord) -> dict[str, Any]:
 
 def record_from_dict(data: dict[str, Any]) -> MemoryRecord:
     """The inverse of :func:`record_to_dict`."""
-    fields = {name: data[name] for name in _RECORD_FIELDS}
+    fields: dict[str, Any] = {name: data.get(name) for name in _RECORD_FIELDS}
     return MemoryRecord(
         **fields,
         tags=tuple(data.get("tags", ())),

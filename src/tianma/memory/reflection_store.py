@@ -39,12 +39,27 @@ def last_reflected_until(store: SqlMemoryStore, user_id: str) -> datetime | None
         return conn.execute(query).scalar()
 
 
+def messages_since_model_call(store: SqlMemoryStore, user_id: str, at: datetime) -> int:
+    """User messages since the last reflection of the user that called the chat model."""
+    runs = select(t.reflection_runs.c.until, t.reflection_runs.c.report).where(
+        t.reflection_runs.c.user_id == user_id, t.reflection_runs.c.status == "published"
+    )
+    r = t.records.c
+    with map_sql_errors(), store.engine.connect() as conn:
+        rows = conn.execute(runs.order_by(t.reflection_runs.c.started_at.desc()).limit(500)).all()
+        since = next((row.until for row in rows if ((row.report or {}).get("llm") or {}).get("called")), None)
+        count = select(func.count()).where(r.user_id == user_id, r.kind == "event", r.role == "user", r.at <= at)
+        if since is not None:
+            count = count.where(r.at > since)
+        return int(conn.execute(count).scalar_one())
+
+
 def window_events(
     store: SqlMemoryStore, user_id: str, since: datetime | None, until: datetime
 ) -> list[dict[str, Any]]:
     """The user's messages after ``since`` up to ``until``, oldest first, as plain data."""
     r = t.records.c
-    query = select(r.id, r.content, r.at, r.dialogue_id, r.reply).where(
+    query = select(r.id, r.content, r.at, r.dialogue_id, r.reply, r.key, r.data, r.valid_until).where(
         r.user_id == user_id, r.kind == "event", r.role == "user", r.at <= until
     )
     if since is not None:
@@ -53,7 +68,8 @@ def window_events(
     with map_sql_errors(), store.engine.connect() as conn:
         rows = conn.execute(query).all()
     return [
-        {"id": x.id, "text": x.content, "at": x.at, "dialogue_id": x.dialogue_id, "reply": x.reply}
+        {"id": x.id, "text": x.content, "at": x.at, "dialogue_id": x.dialogue_id, "reply": x.reply,
+         "statement": (x.data or {}).get("statement"), "valid_until": x.valid_until}
         for x in reversed(rows)
     ]
 
@@ -158,8 +174,8 @@ def _apply(
                        confidence=item["confidence"], status=item["status"],
                        data=data, provenance=prov.to_json())  # fmt: skip
         return "supported"
-    if action == "supersede":
-        new_id = created.get((p["kind"], p["content"])) if p else None
+    if action == "supersede":  # by a proposal of this run, or by the statement that closed it
+        new_id = created.get((p["kind"], p["content"])) if p else next(iter(item.get("extra_targets") or ()), None)
         changes.supersede(item["target_id"], new_id, reason=item["reason"], evidence=evidence)
         return "superseded"
     if action == "promote":

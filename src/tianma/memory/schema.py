@@ -27,7 +27,7 @@ from sqlalchemy.engine import Connection, Dialect
 
 from tianma.errors import ConfigError
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """Bump with a function in MIGRATIONS that upgrades a file of the previous version."""
 
 
@@ -85,6 +85,10 @@ records = Table(
     Column("at", UtcDateTime),
     Column("external_id", String(255)),
     Column("error", Text),
+    # validity (Graphiti/Zep-style): what was said last about a subject holds; a time-scoped
+    # statement closes itself when its period ends. NULL valid_until = still valid.
+    Column("valid_from", UtcDateTime),
+    Column("valid_until", UtcDateTime),
     Index("ix_records_user_kind_status", "user_id", "kind", "status"),
     Index("ix_records_dialogue", "user_id", "dialogue_id", "at"),
     Index("ix_records_external", "user_id", "external_id"),
@@ -225,7 +229,16 @@ def _add_job_runs(conn: Connection) -> None:
     """v4: the periodic jobs' run log (its table is created by ``create_all``)."""
 
 
-MIGRATIONS: dict[int, Migration] = {2: _add_run_columns, 3: _add_reviews, 4: _add_job_runs}
+def _add_validity(conn: Connection) -> None:
+    """v5: validity intervals on records; what existed is valid from when it was said or made."""
+    conn.exec_driver_sql("ALTER TABLE records ADD COLUMN valid_from DATETIME")
+    conn.exec_driver_sql("ALTER TABLE records ADD COLUMN valid_until DATETIME")
+    conn.exec_driver_sql("UPDATE records SET valid_from = COALESCE(at, created_at)")
+
+
+MIGRATIONS: dict[int, Migration] = {
+    2: _add_run_columns, 3: _add_reviews, 4: _add_job_runs, 5: _add_validity,
+}  # fmt: skip
 """``MIGRATIONS[n]`` upgrades a store of schema version ``n - 1`` to ``n``."""
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -60,10 +61,21 @@ class AnchorCache:
     embedder: Embedder
     _matrix: Matrix | None = field(default=None, init=False)
 
+    _statements: Matrix | None = field(default=None, init=False)
+
     def floor(self, vector: Vector) -> float:
         if self._matrix is None:
             self._matrix = self.embedder.embed_passages(list(NEUTRAL_ANCHORS))
         return float(np.max(self._matrix @ vector))
+
+    def statement_background(self) -> Matrix:
+        """Embeddings of ordinary statements about oneself (``data/statement_background.txt``):
+        the centre that statement comparisons subtract."""
+        if self._statements is None:
+            path = Path(__file__).parent / "data" / "statement_background.txt"
+            lines = [x.strip() for x in path.read_text(encoding="utf-8").splitlines()]
+            self._statements = self.embedder.embed_passages([x for x in lines if x and not x.startswith("#")])
+        return self._statements
 
 
 def dense_relevance(similarity: float, floor: float) -> float:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, delete, event, func, select, update
+from sqlalchemy import Engine, create_engine, delete, event, func, or_, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.sql.elements import ColumnElement
@@ -81,6 +81,8 @@ def _to_record(row: Any) -> MemoryRecord:
         speaker=m["speaker"],
         reply=m["reply"],
         at=m["at"],
+        valid_from=m.get("valid_from"),
+        valid_until=m.get("valid_until"),
     )
 
 
@@ -149,7 +151,7 @@ class SqlMemoryStore:
             "user_id": ev.user_id,
             "kind": "event",
             "content": ev.text,
-            "key": None,
+            "key": ev.key,
             "scope": f"dialogue:{ev.dialogue_id}",
             "tags": [],
             "confidence": 1.0,
@@ -161,7 +163,7 @@ class SqlMemoryStore:
             "created_at": at,
             "updated_at": at,
             "provenance": Provenance(dialogue_ids=(ev.dialogue_id,), source=ev.source).to_json(),
-            "data": {},
+            "data": dict(ev.data),
             "dialogue_id": ev.dialogue_id,
             "role": ev.role,
             "speaker": ev.speaker,
@@ -169,6 +171,8 @@ class SqlMemoryStore:
             "at": at,
             "external_id": ev.external_id,
             "error": ev.error,
+            "valid_from": at,
+            "valid_until": None if ev.valid_until is None else t.as_aware(ev.valid_until),
         }
 
     def _touch_dialogues(self, conn: Connection, events: Sequence[NewEvent]) -> None:
@@ -237,6 +241,8 @@ class SqlMemoryStore:
             "at": None,
             "external_id": None,
             "error": None,
+            "valid_from": now,
+            "valid_until": None,
         }
         unknown = set(fields) - set(row)
         if unknown:
@@ -412,6 +418,61 @@ class SqlMemoryStore:
         )
         with map_sql_errors(), self.engine.connect() as conn:
             return [t.row_dict(r) for r in conn.execute(query)]
+
+    def current_statements(self, user_id: str, at: datetime, limit: int = 200) -> list[MemoryRecord]:
+        """The user's statement events that still hold at ``at`` (newest first)."""
+        r = t.records.c
+        query = (
+            select(t.records)
+            .where(
+                r.user_id == user_id,
+                r.key.like("statement.%"),
+                r.status == "active",
+                or_(r.valid_until.is_(None), r.valid_until > t.as_aware(at)),
+                r.at <= t.as_aware(at),
+            )
+            .order_by(r.at.desc())
+            .limit(limit)
+        )
+        with map_sql_errors(), self.engine.connect() as conn:
+            return [_to_record(row) for row in conn.execute(query)]
+
+    def end_validity(
+        self, user_id: str, record_ids: Sequence[str], at: datetime, by: str, how: Mapping[str, str]
+    ) -> list[str]:
+        """End the validity of records at ``at`` because ``by`` (a newer statement) replaced them
+        (``how[id]``: ``restated`` or ``revised``); records already closed earlier keep their end.
+        Returns the ids closed now."""
+        closed: list[str] = []
+        when = t.as_aware(at)
+        with map_sql_errors(), self.engine.begin() as conn:
+            rows = conn.execute(select(t.records).where(t.records.c.id.in_(list(record_ids)))).all()
+            for row in rows:
+                if row.user_id != user_id or (row.valid_until is not None and row.valid_until <= when):
+                    continue
+                data = {**(row.data or {}), "closed_by": by, "closed_as": how.get(row.id, "revised")}
+                conn.execute(
+                    update(t.records).where(t.records.c.id == row.id).values(valid_until=when, data=data)
+                )
+                closed.append(row.id)
+            self._pass_revision_on(conn, user_id, [i for i in closed if how.get(i, "revised") == "revised"], by)
+        return closed
+
+    @staticmethod
+    def _pass_revision_on(conn: Connection, user_id: str, revised: list[str], by: str) -> None:
+        """Statements that only said again what a now revised statement said are revised too: the
+        wish they stated no longer holds (“先给结论” said twice, then “不用先给结论了”)."""
+        r = t.records.c
+        while revised:
+            rows = conn.execute(
+                select(r.id, r.data).where(r.user_id == user_id, r.key.like("statement.%"), r.valid_until.is_not(None))
+            ).all()
+            chained = [x for x in rows if (x.data or {}).get("closed_by") in revised
+                       and (x.data or {}).get("closed_as") == "restated"]  # fmt: skip
+            for x in chained:
+                data = {**x.data, "closed_as": "revised", "closed_by": by}
+                conn.execute(update(t.records).where(t.records.c.id == x.id).values(data=data))
+            revised = [x.id for x in chained]
 
     # -- hard delete (the user's explicit "forget") -----------------------------------
 

@@ -10,12 +10,14 @@ from langgraph.runtime import Runtime
 
 from tianma.graph.deps import Deps
 from tianma.graph.state import TurnState, TurnUpdate
-from tianma.guardrails.pii import scrub
+from tianma.guardrails.secrets import storable
+from tianma.guardrails.zones import may_stand_as_stated
 from tianma.llm.summary import summarise_with_model
 from tianma.memory.feedback import apply_signal
 from tianma.memory.records import NewEvent
 from tianma.memory.reflection_store import reflection_due
 from tianma.memory.shortterm import REPLACE_EVERY, fold_window
+from tianma.memory.statements import close_superseded, statement_fields
 from tianma.memory.strategy_weights import learn_weights, outcome_of
 from tianma.memory.tokenize import token_set
 from tianma.policies.signals import DetectedSignal, detect_repeat, detect_rephrase, detect_text_cue
@@ -64,13 +66,24 @@ def injected_rows(state: TurnState) -> list[dict[str, Any]]:
 def capture_signals(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     """Write the turn's event (even when the model failed) and the signals it reveals."""
     deps, at, user_id = runtime.context, state["at"], state["user_id"]
-    text, pii = scrub(state["message"], deps.settings.guardrails.pii_redaction)
+    text, pii = storable(state["message"], deps.settings.guardrails.pii_redaction)
+    stated = statement_fields(text, at, deps.settings.zone)
+    refused = may_stand_as_stated(text, deps.constitution) if stated else None
+    if refused:  # kept in the log as a plain message, never resident as the user's wish
+        stated = {}
     event = NewEvent(user_id=user_id, role="user", text=text, at=at, dialogue_id=state["dialogue_id"],
                      reply=state.get("reply"), error=state.get("error"),
-                     id=deps.client.event_id if deps.client is not None else None)  # fmt: skip
+                     id=deps.client.event_id if deps.client is not None else None,
+                     **stated)  # fmt: skip
     passage = state.get("passage_vector")  # embedded by retrieve, alongside the query
     vectors = np.asarray([passage], dtype=np.float32) if passage and not pii else None
     (stored,) = deps.memory.record_events([event], vectors)
+    closed = (
+        close_superseded(deps.memory, stored, None if vectors is None else vectors[0],
+                         deps.anchors.statement_background())
+        if deps.settings.learning.close_superseded
+        else []
+    )
     deps.memory.store.add_injections(stored.id, user_id, injected_rows(state))
     signals = implicit_signals(state)
     for sig in signals:
@@ -98,6 +111,9 @@ def capture_signals(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     span.set_attribute(sc.TIANMA_EVENT_ID, stored.id)
     span.set_attribute(sc.TIANMA_SIGNALS, [f"{s.type}:{s.target_event_id}" for s in signals])
     span.set_attribute(sc.TIANMA_WINDOW_FOLDED, folded)
+    span.set_attribute("tianma.statement.kind", stored.key or "")
+    span.set_attribute("tianma.statement.closed", closed)
+    span.set_attribute("tianma.statement.refused", refused or "")
     span.set_attribute("tianma.reflection.due", due or "")
     span.set_attribute("tianma.strategies.weights", [f"{k}:{v:.3f}" for k, v in weights.items()])
     update: TurnUpdate = {

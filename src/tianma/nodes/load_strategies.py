@@ -70,5 +70,9 @@ def load_strategies(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
             "epsilon": epsilon,
         },
         "conflicts": [{"a": c.a_id, "b": c.b_id, "reason": c.reason} for c in resolution.conflicts],
-        "preferences": [{"id": p.id, "content": p.content, "confidence": p.confidence} for p in prefs],
+        "preferences": [
+            {"id": p.id, "kind": p.kind, "content": p.content, "confidence": p.confidence,
+             "source_event_ids": list(p.provenance.event_ids)}
+            for p in prefs
+        ],
     }

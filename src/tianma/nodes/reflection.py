@@ -16,10 +16,12 @@ from tianma.memory.extract import Extracted, extract_statements
 from tianma.memory.records import Kind, record_from_dict, record_to_dict
 from tianma.memory.reflection_store import (
     last_reflected_until,
+    messages_since_model_call,
     publish_plan,
     validated_streaks,
     window_events,
 )
+from tianma.memory.statements import is_current, revised_by, source_events
 from tianma.policies import reflection as planning
 from tianma.policies.importance import IMPORTANCE_THRESHOLD, importance
 from tianma.policies.reflection import PlanItem, Proposal
@@ -44,8 +46,16 @@ def gather(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[str
     current_span().set_attribute("tianma.reflection.window_events", len(events))
     until = max((e["at"] for e in events), default=state["at"])
     streaks = validated_streaks(store, state["user_id"])
+    sources = source_events(store, state["user_id"], existing)
+    closed = {
+        r.id: closers
+        for r in existing
+        if (closers := sorted({c for e in r.provenance.event_ids if e in sources and (c := revised_by(sources[e]))}))
+    }  # fmt: skip
+    lapsed = [r.id for r in existing if not is_current(r, sources, state["at"])]
     return {"events": events, "existing": [record_to_dict(r) for r in existing], "until": until,
-            "streaks": {r.id: streaks[r.id] for r in existing if r.id in streaks}}  # fmt: skip
+            "streaks": {r.id: streaks[r.id] for r in existing if r.id in streaks},
+            "closed": closed, "lapsed": lapsed}  # fmt: skip
 
 
 def reflect(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[str, Any]:
@@ -55,6 +65,9 @@ def reflect(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[st
     moods = unimportant = 0
     known_keys = {r.get("key") for r in state.get("existing", []) if r.get("key")}
     for ev in events:
+        if (ev.get("statement") or {}).get("period"):
+            moods += 1  # scoped in time (今天…, this week…): it closes itself, it is never a preference
+            continue
         for item in extract_statements(ev["text"]):
             if item.time_bound:
                 moods += 1  # a passing mood or state of today is not a long-term memory
@@ -80,15 +93,25 @@ def reflect(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[st
         )
         proposals.append(Proposal("experience", content, topic.event_ids, "rules", key=f"topic.{topic.topic}",
                                   importance=RECURRING_TOPIC_IMPORTANCE))  # fmt: skip
-    llm: dict[str, Any] = {"called": False}
-    if events:
+    settled = {e for p in proposals for e in p.source_event_ids}
+    unsettled = [e["id"] for e in events if e.get("statement") and not e["statement"].get("period")
+                 and e["id"] not in settled]  # fmt: skip
+    llm: dict[str, Any] = {"called": False, "unsettled": len(unsettled)}
+    every = runtime.context.settings.learning.model_every_messages
+    if every and not unsettled:
+        llm["skipped"] = "the rule pass settled every statement"
+    elif every and events:
+        since = messages_since_model_call(runtime.context.memory.store, state["user_id"], state["at"])
+        if since < every:
+            llm["skipped"] = f"{since} messages since the last model call (budget: one per {every})"
+    if events and "skipped" not in llm:
         result = call_structured(
             at_low_temperature(runtime.context.chat_model),
             reflection_messages(events, state.get("existing", [])),
             ReflectionResult,
             retries=1,
         )
-        llm = {"called": True, "attempts": result.attempts, "dropped": result.value is None,
+        llm = {"called": True, "unsettled": len(unsettled), "attempts": result.attempts, "dropped": result.value is None,
                "error": result.error, "input_tokens": result.input_tokens, "output_tokens": result.output_tokens}  # fmt: skip
         if result.value is not None:
             window = {e["id"] for e in events}
@@ -185,7 +208,8 @@ def merge_evidence_node(state: ReflectionState, runtime: Runtime[ReflectionDeps]
     statements = planning.merge_origins(
         [p for p in proposals if p.polarity != "deprecate"], between_proposals
     )
-    plan = planning.merge_evidence(statements, existing, similar)
+    closed = {rid: set(ids) for rid, ids in state.get("closed", {}).items()}
+    plan = planning.merge_evidence(statements, existing, similar, closed)
     plan += [PlanItem("supersede", p, p.replaces, f"deprecated by reflection: {p.content}", p.source_event_ids)
              for p in proposals if p.polarity == "deprecate"]  # fmt: skip
     current_span().set_attribute(
@@ -198,6 +222,11 @@ def detect_contradictions_node(state: ReflectionState, runtime: Runtime[Reflecti
     """Supersede by key and scope; disable opposite strategies of equal priority."""
     existing = [record_from_dict(r) for r in state.get("existing", [])]
     plan, found = planning.detect_contradictions([plan_from_dict(i) for i in state.get("plan", [])], existing)
+    superseded = {i.target_id for i in plan if i.action == "supersede"}
+    closers = state.get("closed", {})
+    plan += [PlanItem("supersede", None, rid, "closed by a newer statement of the user",
+                      tuple(closers.get(rid, ())), tuple(closers.get(rid, ())[-1:]))
+             for rid in state.get("lapsed", []) if rid not in superseded]  # fmt: skip
     span = current_span()
     span.set_attribute("tianma.reflection.contradictions", len(found))
     for c in found:

@@ -13,11 +13,15 @@ from tianma.telemetry.spans import current_span
 
 
 def rerank(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
-    """Keep the best memories and count a hit for each."""
+    """Keep the best memories and count a hit for each, and for every resident item."""
     deps = runtime.context
     candidates = [candidate_from_dict(c) for c in state.get("candidates", [])]
     kept = rank_candidates(candidates, state["at"], deps.rerank_policy)
-    deps.memory.store.record_hits([m.id for m in kept], state["at"])
+    # used means used: what sits in the prompt every turn (resident preferences and statements,
+    # applied strategies) is as much a hit as a retrieved memory, so it does not fade by disuse
+    used = [*(m.id for m in kept), *(p["id"] for p in state.get("preferences", [])),
+            *(s["id"] for s in state.get("strategies", []))]  # fmt: skip
+    deps.memory.store.record_hits(list(dict.fromkeys(used)), state["at"])
     span = current_span()
     span.set_attribute(sc.TIANMA_KEPT_IDS, [m.id for m in kept])
     span.set_attribute(sc.TIANMA_KEPT_SCORES, [m.score for m in kept])

@@ -11,6 +11,7 @@ from tianma.graph.state import TurnState, TurnUpdate
 from tianma.memory.embedders import embed_message
 from tianma.memory.records import candidate_to_dict
 from tianma.memory.search import hybrid_search
+from tianma.memory.statements import current_only, resident_profile
 from tianma.memory.tokenize import tokenize
 from tianma.telemetry import semconv as sc
 from tianma.telemetry.spans import current_span
@@ -45,20 +46,32 @@ def retrieve(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
         query_vector,
         deps.settings.retrieval.candidates,
     )
-    resident = {p["id"] for p in state.get("preferences", [])}  # already in every prompt
+    store, user_id, at = deps.memory.store, state["user_id"], state["at"]
+    profile = resident_profile(
+        deps.memory, user_id, at, state.get("preferences", []), {c.record.id: c.relevance for c in found},
+        deps.anchors.statement_background(), deps.settings.retrieval.max_resident,
+        deps.settings.retrieval.mark_superseded,
+    )
+    resident = {p["id"] for p in profile}  # already in every prompt
     window_only = not state.get("summary")  # the whole dialogue is still in the window
     found = [
         c
         for c in found
         if c.record.id not in resident and not (window_only and c.record.dialogue_id == state["dialogue_id"])
     ]
+    current = {r.id for r in current_only(store, user_id, [c.record for c in found], at)}
+    closed = [c.record.id for c in found if c.record.id not in current]  # never injected as current
+    found = [c for c in found if c.record.id in current]
     span = current_span()
     span.set_attribute(sc.TIANMA_RETRIEVED_IDS, [c.record.id for c in found])
     span.set_attribute(sc.TIANMA_RETRIEVED_SCORES, [round(c.relevance, 4) for c in found])
+    span.set_attribute("tianma.retrieved.closed", closed)
+    span.set_attribute(sc.TIANMA_PREFERENCES_LOADED, sorted(resident))
     if deps.settings.telemetry.capture_content:
         span.set_attribute(sc.GEN_AI_MEMORY_QUERY_TEXT, query_text)
     return {
         "message_vector": vector.tolist(),
         "passage_vector": passage.tolist(),
         "candidates": [candidate_to_dict(c) for c in found],
+        "preferences": profile,
     }

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -167,13 +167,26 @@ def is_opposite(a: str, b: str) -> bool:
 
 
 def merge_evidence(
-    proposals: Sequence[Proposal], existing: Sequence[MemoryRecord], similar: Similarity
+    proposals: Sequence[Proposal],
+    existing: Sequence[MemoryRecord],
+    similar: Similarity,
+    closed: Mapping[str, set[str]] | None = None,
 ) -> list[PlanItem]:
     """Support an existing record equal in meaning; otherwise create, noting the existing records
-    that say the opposite (for :func:`detect_contradictions`)."""
+    that say the opposite (for :func:`detect_contradictions`).
+
+    ``closed`` maps a record to the newer statements that closed what it was learnt from: such a
+    statement never supports it — polarity is decided against the prior record, so a reversal
+    that repeats the old words (“不用先给结论了”) is not a restatement. A proposal from it that
+    reads like the record it closed is a misreading and is dropped; the statement itself holds.
+    """
+    closed = closed or {}
     plan = []
     for p in dedupe(proposals):
-        match = next((r for r in existing if _same_item(p, r, similar)), None)
+        revoked = [r for r in existing if set(p.source_event_ids) & closed.get(r.id, set())]
+        if any(_same_item(p, r, similar) for r in revoked):
+            continue
+        match = next((r for r in existing if r not in revoked and _same_item(p, r, similar)), None)
         if match is None:
             opposite = tuple(r.id for r in existing if _opposite_meaning(p, r, similar))
             plan.append(

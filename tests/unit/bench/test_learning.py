@@ -10,7 +10,7 @@ import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from tianma.bench.common import BenchContext
-from tianma.bench.learning import DEFAULT_SCENARIO, run, section, sized
+from tianma.bench.learning import DEFAULT_SCENARIOS, run, section, sized
 from tianma.bench.learning_curves import ChatCalls, cost, curve, purpose
 from tianma.bench.learning_sim import load_scenario
 from tianma.errors import InvalidInputError
@@ -77,14 +77,16 @@ def test_tiny_scenario_runs_three_arms_and_draws_the_curve(tmp_path: Path) -> No
     assert rc["target"] == 5 and isinstance(rc["met"], bool)
     assert rc["per_100_turns"]["none"]["turn"]["calls"] == 100  # one reply per user turn, nothing else
     assert "reflection:turn" not in rc["per_100_turns"]["memory"]
-    assert payload["target_hit"]["target"] == 0.97 and isinstance(payload["target_hit"]["met"], bool)
+    assert payload["target_hit"]["target"] == 0.95 and isinstance(payload["target_hit"]["met"], bool)
+    assert payload["mutation"] is None  # the mutation arm runs in quick and full mode only
+    assert payload["splits"][0]["scenario"]["split"] == "custom"
     written = json.loads(Path(payload["file"]).read_text(encoding="utf-8"))
     assert written["curves"] == json.loads(json.dumps(payload["curves"]))
 
     markdown = section(payload, ctx.plots)
 
     assert markdown.startswith("## ")
-    assert "plots/learning_curve.png" in markdown and "97" in markdown
+    assert "plots/learning_curve.png" in markdown and "95" in markdown
     assert (ctx.plots / "learning_curve.png").stat().st_size > 0
 
 
@@ -129,14 +131,22 @@ def test_a_missing_scenario_file_is_invalid_input(tmp_path: Path) -> None:
         load_scenario(tmp_path / "nowhere.json")
 
 
-def test_the_bundled_default_scenario_loads_and_shrinks_by_mode() -> None:
-    sc = load_scenario(DEFAULT_SCENARIO)
+def test_the_bundled_people_are_split_into_test_and_dev_users_before_any_tuning() -> None:
+    test, dev = (load_scenario(path) for path in DEFAULT_SCENARIOS)
 
-    assert sc.name == "default" and len(sc.users) >= 3
-    smoke = sized(sc, "smoke")
+    assert (test.split, dev.split) == ("test", "dev")
+    assert not {u.id for u in test.users} & {u.id for u in dev.users}
+    users = [*test.users, *dev.users]
+    prefs = [p for u in users for p in u.preferences]
+    assert len(users) >= 12 and len(prefs) >= 60
+    assert {u.lang for u in test.users} == {u.lang for u in dev.users} == {"zh", "en"}
+    assert all(len(p.phrasings) >= 3 and p.changes and all(len(c.phrasings) >= 2 for c in p.changes) for p in prefs)
+    assert all(u.moods and u.secrets and u.chatter for u in users)
+    assert all(any(p.kind == "implicit" for p in u.preferences) for u in users)
+    smoke = sized(test, "smoke")
     assert (len(smoke.users), smoke.turns_per_user) == (1, 20)
     assert all(c.at_turn < 20 for p in smoke.users[0].preferences for c in p.changes)
-    assert sized(sc, "full") is sc and sized(sc, "quick") is sc
+    assert sized(test, "full") is test and sized(test, "quick") is test
 
 
 def test_curve_bins_hits_and_negative_reactions_by_turn() -> None:

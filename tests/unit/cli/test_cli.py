@@ -94,7 +94,7 @@ def test_reflect_history_undo_maintain_and_strategies(tmp_path: Path, e5: object
     env = {"TIANMA_OLLAMA__BASE_URL": "http://127.0.0.1:9"}  # no LLM: the rule-based pass still learns
     dry = runner.invoke(app, ["reflect", "--user", "me", "--dry-run", "--home", str(path)], env=env)
     assert dry.exit_code == 0, dry.output
-    assert "would_create" in dry.output and "dropped" in dry.output
+    assert "would_create" in dry.output and "LLM not asked: the rule pass settled every statement" in dry.output
     done = runner.invoke(app, ["reflect", "--home", str(path)], env=env)
     assert done.exit_code == 0 and "created_pending" in done.output
     run_id = done.output.split("run ", 1)[1].split()[0]

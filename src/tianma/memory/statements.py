@@ -1,0 +1,260 @@
+"""Statement events and their validity: what the user said last about a subject is what holds.
+
+A user message that states something about the user (:func:`tianma.policies.statements.
+classify_statement`) is stored as a *statement event*: key ``statement.<kind>``, valid from when
+it was said, and — when it was scoped in time — valid until that period ends. A lasting statement
+closes the user's earlier statements about the same subject at the moment it is said, whatever
+its phrasing: a correction, a reversal or simply the opposite wish. Whether two statements are
+about the same subject is decided against the prior statements themselves: closeness in meaning
+(the e5 passage vectors the turn already has) or the same structured key from the rule extractor.
+No model is called; this runs inside the turn, after the event is written.
+
+Learnt records (facts, preferences, experiences) derived from statements follow their sources: a
+record all of whose statement events are closed is no longer current (:func:`is_current`), and
+the next reflection deprecates it with a replace-log row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime, tzinfo
+from typing import Any
+
+import numpy as np
+
+from tianma.memory.extract import extract_statements
+from tianma.memory.records import MemoryRecord
+from tianma.memory.service import Memory
+from tianma.memory.sql_store import SqlMemoryStore
+from tianma.memory.tokenize import token_set
+from tianma.policies.reflection import has_negation, normalise
+from tianma.policies.statements import StatementCue, classify_statement, period_end
+
+STATEMENT_PREFIX = "statement."
+SAME_SUBJECT = 0.45
+"""Centred cosine (plus :data:`SHARED_WORD_BONUS`) at or above which a new statement is about the
+subject of an earlier one. e5 puts every "I prefer …" sentence near every other (raw cosines
+0.85–0.93 whatever the subject), so the comparison first subtracts the mean of a background of
+ordinary statements and of the user's own current ones. Tuned on the dev users of the learning
+benchmark only (README, "How it learns")."""
+SAME_SUBJECT_WITH_CUE = 0.40
+"""…when the new statement carries a revision cue (不对, 不用…了, no longer, actually …)."""
+SHARED_WORD_BONUS = 0.1
+"""Added when the two statements share a content word (two characters or more)."""
+NEAREST_MARGIN = 0.15
+"""Only the earlier statements within this of the best match are closed: a new wish replaces the
+statement it is nearest to, not everything in its neighbourhood."""
+
+
+def statement_fields(text: str, at: datetime, zone: tzinfo) -> dict[str, Any]:
+    """Key, validity and classification for the event of ``text`` (empty when it states nothing)."""
+    cue = classify_statement(text)
+    if cue is None:
+        return {}
+    keys = sorted({item.key for item in extract_statements(text)})
+    return {
+        "key": STATEMENT_PREFIX + cue.kind,
+        "valid_until": period_end(at, cue.period, zone) if cue.period else None,
+        "data": {"statement": {"kind": cue.kind, "period": cue.period, "reversal": cue.reversal,
+                               "style": cue.style, "keys": keys}},
+    }  # fmt: skip
+
+
+def cue_of(record: MemoryRecord) -> StatementCue | None:
+    """The classification stored on a statement event."""
+    info = record.data.get("statement")
+    if not info:
+        return None
+    return StatementCue(info["kind"], info.get("period"), bool(info.get("reversal")), bool(info.get("style")))
+
+
+def close_superseded(
+    memory: Memory, event: MemoryRecord, vector: np.ndarray | None, background: np.ndarray
+) -> list[str]:
+    """Close the earlier lasting statements of the user about the same subject as ``event``.
+
+    A time-scoped statement (a mood, “今天别推荐贵的”) closes nothing: it does not overturn a
+    lasting wish, it only holds beside it for its period. ``background``: embeddings of ordinary
+    statements (:meth:`tianma.memory.search.AnchorCache.statement_background`). Returns the ids
+    closed.
+    """
+    cue = cue_of(event)
+    at = event.at
+    if cue is None or cue.period is not None or at is None:
+        return []
+    current = [
+        r for r in memory.store.current_statements(event.user_id, at)
+        if r.id != event.id and (c := cue_of(r)) is not None and c.period is None
+    ]  # fmt: skip
+    stored = memory.vectors.get_vectors(event.user_id, [r.id for r in current]) if current else {}
+    current = [r for r in current if r.id in stored]
+    if not current:
+        return []
+    if vector is None:
+        vector = memory.embedder.embed_passages([event.content])[0]
+    scores = subject_scores(event, vector, current, [stored[r.id] for r in current], background)
+    keys = set(event.data["statement"].get("keys", ()))
+    threshold = SAME_SUBJECT_WITH_CUE if cue.reversal else SAME_SUBJECT
+    best = max(scores)
+    same = [
+        r for r, score in zip(current, scores, strict=True)
+        if keys & set(r.data["statement"].get("keys", ())) or (score >= threshold and score >= best - NEAREST_MARGIN)
+    ]  # fmt: skip
+    if not same:
+        return []
+    items = {(i.key, i.polarity, normalise(i.content)) for i in extract_statements(event.content)}
+    how = {r.id: _how(cue, event.content, items, r) for r in same}
+    return memory.store.end_validity(event.user_id, [r.id for r in same], at, by=event.id, how=how)
+
+
+def subject_scores(
+    event: MemoryRecord, vector: np.ndarray, earlier: Sequence[MemoryRecord], vectors: Sequence[np.ndarray],
+    background: np.ndarray,
+) -> list[float]:  # fmt: skip
+    """How much each earlier statement is about the subject of ``event``: centred cosine, plus a
+    bonus for a shared content word."""
+    old = np.asarray(vectors, dtype=np.float32)
+    centre = (background.sum(axis=0) + old.sum(axis=0)) / (len(background) + len(old))
+    rows = np.vstack([old, vector[None, :]]) - centre
+    rows /= np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-9)
+    cosines = rows[:-1] @ rows[-1]
+    words = _content_words(event.content)
+    return [
+        float(c) + (SHARED_WORD_BONUS if words & _content_words(r.content) else 0.0)
+        for c, r in zip(cosines, earlier, strict=True)
+    ]
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in token_set(text) if len(w) > 1}
+
+
+def _how(cue: StatementCue, text: str, items: set[tuple[str, Any, str]], old: MemoryRecord) -> str:
+    """``restated`` (the same wish again) or ``revised`` (negated or replaced), decided against
+    the prior statement: the same extracted key, polarity and content, or the same words with the
+    same negation, is a restatement; a revision cue, or anything else, revises."""
+    if cue.reversal:
+        return "revised"
+    before = {(i.key, i.polarity, normalise(i.content)) for i in extract_statements(old.content)}
+    if items and before:
+        return "restated" if items & before else "revised"
+    same_words = _content_words(text) == _content_words(old.content)
+    return "restated" if same_words and has_negation(old.content) == has_negation(text) else "revised"
+
+
+def is_current(record: MemoryRecord, sources: dict[str, MemoryRecord], at: datetime) -> bool:
+    """Whether a record still holds at ``at``: its own validity, and — for a learnt record — not
+    every statement event it was learnt from has been closed."""
+    if not record.is_valid_at(at):
+        return False
+    if record.kind == "event":
+        return True
+    stated = [sources[e] for e in record.provenance.event_ids if e in sources and _is_statement(sources[e])]
+    return not stated or any(holds(s, at) for s in stated)
+
+
+def holds(statement: MemoryRecord, at: datetime) -> bool:
+    """A statement still holds, or was only said again in other words (what it says holds)."""
+    return statement.is_valid_at(at) or statement.data.get("closed_as") == "restated"
+
+
+def revised_by(statement: MemoryRecord) -> str | None:
+    """The newer statement that negated or replaced this one, if one did."""
+    closer = statement.data.get("closed_by")
+    return str(closer) if closer and statement.data.get("closed_as", "revised") == "revised" else None
+
+
+def _is_statement(record: MemoryRecord) -> bool:
+    return (record.key or "").startswith(STATEMENT_PREFIX)
+
+
+def source_events(store: SqlMemoryStore, user_id: str, records: Iterable[MemoryRecord]) -> dict[str, MemoryRecord]:
+    """The events behind learnt records, in one lookup."""
+    ids = {e for r in records if r.kind != "event" for e in r.provenance.event_ids}
+    return store.get_many(user_id, sorted(ids)) if ids else {}
+
+
+def current_only(
+    store: SqlMemoryStore, user_id: str, records: Sequence[MemoryRecord], at: datetime
+) -> list[MemoryRecord]:
+    """``records`` without what no longer holds at ``at`` (closed, expired, or learnt from
+    statements that were all closed)."""
+    sources = source_events(store, user_id, records)
+    return [r for r in records if is_current(r, sources, at)]
+
+
+MAX_RESIDENT = 8
+"""Resident items in a prompt (learnt preferences and current statements together)."""
+
+
+MARK_SUBJECT = 0.35
+"""Below :data:`SAME_SUBJECT` a newer statement does not close an older one, but from this score
+on the older one is shown *marked* as replaced by it (“已于 11月20日 改为：…”), so the model
+reads which holds; a wrong mark costs less than a wrong close (both stay visible)."""
+
+
+def resident_profile(
+    memory: Memory,
+    user_id: str,
+    at: datetime,
+    learnt: Sequence[dict[str, Any]],
+    relevance: dict[str, float],
+    background: np.ndarray,
+    limit: int = MAX_RESIDENT,
+    mark: bool = False,
+) -> list[dict[str, Any]]:
+    """What the prompt carries on every turn: the learnt preferences that still hold, then the
+    user's current statements that no learnt record already stands for.
+
+    With ``mark``, an older lasting statement that a newer one is probably about
+    (:data:`MARK_SUBJECT`) carries ``superseded_by`` and is shown marked. Beyond ``limit``, marked statements go first, then
+    come statements about how to answer, those most relevant to this message (``relevance``
+    from the turn's search) and the newest.
+    """
+    store = memory.store
+    ids = {e for p in learnt for e in p.get("source_event_ids", ())}
+    statements = store.current_statements(user_id, at)
+    sources = {s.id: s for s in statements} | store.get_many(user_id, sorted(ids - {s.id for s in statements}))
+    kept = [
+        p for p in learnt
+        if not (stated := [sources[e] for e in p.get("source_event_ids", ()) if e in sources
+                           and _is_statement(sources[e])])
+        or any(holds(s, at) for s in stated)
+    ]  # fmt: skip
+    covered = {e for p in kept for e in p.get("source_event_ids", ())}
+    fresh = [s for s in statements if s.id not in covered]
+    marks = _marks(memory, user_id, fresh, background) if mark else {}
+    fresh.sort(key=lambda s: (s.id in marks, not _style(s), -relevance.get(s.id, 0.0), -(s.at or at).timestamp()))
+    rows = []
+    for s in fresh:
+        row = {"id": s.id, "kind": "event", "content": s.content, "confidence": 1.0, "at": s.at,
+               "until": s.valid_until, "source_event_ids": [s.id]}  # fmt: skip
+        if s.id in marks:
+            newer = marks[s.id]
+            row.update(superseded_by=newer.id, superseded_at=newer.at, superseded_text=newer.content)
+        rows.append(row)
+    return [*kept, *rows][:limit]
+
+
+def _marks(
+    memory: Memory, user_id: str, statements: Sequence[MemoryRecord], background: np.ndarray
+) -> dict[str, MemoryRecord]:
+    """Older lasting statement id → the newer one it is probably replaced by."""
+    lasting = [s for s in statements if (c := cue_of(s)) is not None and c.period is None and s.at is not None]
+    if len(lasting) < 2:
+        return {}
+    vectors = memory.vectors.get_vectors(user_id, [s.id for s in lasting])
+    lasting = sorted((s for s in lasting if s.id in vectors), key=lambda s: s.at or datetime.min)
+    best: dict[str, tuple[float, MemoryRecord]] = {}
+    for i, newer in enumerate(lasting[1:], 1):
+        older = lasting[:i]
+        scores = subject_scores(newer, vectors[newer.id], older, [vectors[o.id] for o in older], background)
+        for old, score in zip(older, scores, strict=True):
+            if score >= MARK_SUBJECT and score > best.get(old.id, (0.0, old))[0]:
+                best[old.id] = (score, newer)
+    return {old_id: newer for old_id, (_, newer) in best.items()}
+
+
+def _style(record: MemoryRecord) -> bool:
+    cue = cue_of(record)
+    return cue is not None and cue.style

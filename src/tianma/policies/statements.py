@@ -1,0 +1,187 @@
+"""Is a message the user stating something about themselves, for how long, and does it take
+something back? Pure functions, Chinese and English, no model.
+
+The rule-based extractor (:mod:`tianma.memory.extract`) turns a few phrasings into clean keyed
+records; this module is deliberately broader and shallower: it only decides that a message *is*
+a statement (a wish, a fact about the user, a complaint about an earlier answer, a mood), whether
+it is scoped in time (“今天…”, “this week…”: it closes itself when that period ends), and whether
+it carries a cue that it revises something said before. Which earlier statement it revises is
+decided against the prior statements themselves (:mod:`tianma.memory.statements`), not here.
+
+| kind | examples | lasts |
+|---|---|---|
+| wish | 以后回答先给结论 · 别给我安排早会 · from now on use metric · please keep it short | until a newer statement on the subject |
+| fact | 我是素食者 · 我对花生过敏 · I live in Leeds · I've started eating fish again | until a newer statement on the subject |
+| complaint | 上次你推荐的火锅辣得我胃疼 · that workout you gave me wrecked my knees | until a newer statement on the subject |
+| mood | 今天好累 · 心情很差 · I'm so hungover | the day it was said |
+
+A wish or fact with a time word lasts that day (今天、今晚、这次, today, tonight, this time, for now),
+three days (这几天、这两天, for the next few days) or that week (这周, this week); “从今天起 /
+starting today / from now on” is lasting.
+Questions, hypotheticals, hearsay and quoted speech are not statements.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, time, timedelta, tzinfo
+from typing import Literal
+
+from tianma.memory.extract import asserted_sentences
+
+StatementKind = Literal["wish", "fact", "complaint", "mood"]
+Period = Literal["day", "days", "week"]
+
+
+@dataclass(frozen=True, slots=True)
+class StatementCue:
+    """What kind of statement a message is."""
+
+    kind: StatementKind
+    period: Period | None
+    """``day`` / ``week`` when scoped in time; None when it lasts until revised."""
+    reversal: bool
+    """It carries a cue of revising something said before (不对, 不用…了, no longer, actually …)."""
+    style: bool
+    """It is about how to answer (length, order, tone, language, format): it applies to every turn."""
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+# fmt: off
+_LASTING = _rx(r"以后|今后|从现在(?:开始|起)|从今(?:天|日|往后)?(?:开始|起)|从此|往后|每次|每回|总是|一律|永远|一直都|默认|记住|记得|记一下|别忘了|"
+               r"\b(?:from now on|going forward|from here on|in (?:the )?future|always|never|every time|whenever|remember|keep in mind|by default|"
+               r"starting (?:today|now)|from today)\b")
+_DAY = _rx(r"今天|今晚|今早|今儿|今日|今天晚上|这次|这回|这一次|当下|此刻|眼下先|暂时|现在先|"
+           r"\b(?:today|tonight|this time|this morning|this afternoon|this evening|right now|for now|for today|at the moment|just for now)\b")
+_WEEK = _rx(r"这周|本周|这个星期|这礼拜|这个礼拜|\b(?:this week|this weekend)\b")
+_DAYS = _rx(r"这几天|这两天|最近几天|近几天|这阵子|这段时间先|"
+            r"\b(?:these (?:few |couple of )?days|for the next (?:few|couple of|two|three|\d+) days|for a few days|for a couple of days|the next few days)\b")
+_MOOD = _rx(r"心情|好累|太累|很累|累死|累了|好困|很困|困死|困成|烦死|好烦|很烦|难受|疼|痛|感冒|发烧|生病|不舒服|郁闷|焦虑|压力(?:好|很|太)?大|崩溃|"
+            r"\b(?:emo|hungover|tired|exhausted|stressed|grumpy|cranky|sleepy|knackered|wiped out|in a (?:bad|good|terrible|foul) mood|rough (?:day|night)|(?:feel|feeling) (?:sick|awful|down|low|terrible|rough|great))\b")
+_NOT_MOOD = _rx(r"受够了|\b(?:tired of|sick of|sick and tired)\b")
+_LEAD_TIME = r"(?:今天|今晚|这次|这周|本周|这几天|这两天|以后|今后|平时|周末|晚上|早上|\s|，|,|(?:today|tonight|this week|this time|for now|from now on|going forward)\b)*"
+_DIRECTIVE = _rx(rf"^{_LEAD_TIME}(?:请|麻烦你?|你|也|都|就|还是|直接|千万|可以)*(?:别|不要|不用|不必|甭|少给|称呼我|叫我)"
+                 rf"|^{_LEAD_TIME}(?:please\s+|pls\s+|kindly\s+|just\s+)*(?:don't|do not|stop|never|always|avoid|skip|call me|no more|quit)\b")
+"""A standing wish to the assistant: a prohibition (别…, don't…), always/never, how to address the
+user. A positive request (推荐一款耳机, suggest a film) is for this turn, unless it says it lasts."""
+_STYLE_REQUEST = _rx(rf"^{_LEAD_TIME}(?:请|你|以后|回答|回复|说话|解释)*.{{0,6}}(?:简短|简洁|详细|短|长|慢|通俗|正式|随意|直接).{{0,4}}(?:一点|一些|点|些)"
+                     rf"|^{_LEAD_TIME}(?:please\s+)?(?:keep|make) (?:it|your (?:answers?|replies|responses)|answers?) (?:short|brief|concise|simple|detailed|longer)")
+_SELF = _rx(r"我(?:现在|目前|已经|平时|一般|一直|其实|真的|也|还|又|开始|重新)*(?:是|不是|不|没|很|挺|比较|特别|超|最|喜欢|讨厌|爱|怕|受不了|吃|喝|用|住|在|对|习惯|偏好|宁愿|宁可|更|倾向|想要|希望|需要|要|只|能|会|戒|有|家|的)"
+            r"|\bI(?:'m|'ve| am| have| do| don't| do not| can't| cannot| can| never| always| usually| only| really| actually| now| still| just| no longer| used to|'d rather| would rather| prefer| like| love| hate| dislike| eat| drink| use| live| work| need| want| started| stopped| quit| switched| gave up| moved| got| became)\b"
+            r"|\bmy (?:\w+ ){0,2}(?:is|are|was)\b")
+_COMPLAINT = _rx(r"(?:上次|上回|那次|之前|昨天|前两天|前几天|你(?:上次)?(?:推荐|给|说|安排|选|订|写|发)的).{0,40}?(?:太|得我|害我|害得|让我|弄得|搞得|受不了|难受|不行|没法|白跑|踩雷|后悔|难吃|难喝|无聊|看不懂|头大)"
+                 r"|\b(?:last time|the (?:\w+ ){0,3}you (?:recommended|suggested|gave|picked|booked|chose|sent|wrote)|that (?:\w+ ){0,3}you (?:recommended|suggested|gave|picked|booked|chose|sent|wrote))\b.{0,60}?"
+                 r"\b(?:wrecked|ruined|too|awful|terrible|hated|couldn't|made me|killed|hurt|boring|useless|confus|lost me|overwhelm|waste)")
+_REVERSAL = _rx(r"不对|不是这样|错了|搞错|说错|改成|改为|换成|改一下|改回|不用.{0,12}了|不需要.{0,12}了|不再|别再|不要再|再也不|其实|还是.{0,16}吧|算了|又能|又可以|又开始|重新|恢复|能.{0,6}了$|可以.{0,10}了$|"
+                r"\b(?:no longer|not anymore|any ?more|actually|changed my mind|change of plan|scratch that|instead|again|on second thought|forget what I said|wait|that's wrong|I was wrong|used to|these days|switched|started|stopped|quit|gave up|back to)\b")
+_STYLE = _rx(r"回答|回复|答案|解释|讲解|讲|说话|语气|口吻|格式|列表|要点|分点|分条|步骤|例子|举例|表情|字数|简短|简洁|详细|啰嗦|结论|英文|中文|繁体|术语|代码注释|markdown|"
+             r"\b(?:answers?|repl(?:y|ies)|responses?|respond|explain|explanations?|tone|format(?:ting)?|bullets?|bullet points|lists?|steps?|examples?|emojis?|short|brief|concise|detail(?:ed)?|formal|casual|jargon|summary|tl;?dr|code comments|in (?:English|Chinese|Spanish|French|German|Japanese))\b")
+_CLAUSES = re.compile(r"[，,；;：:]|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])|\s+(?:so|and|but)\s+", re.IGNORECASE)
+_REQUEST = _rx(rf"^{_LEAD_TIME}(?:请|你|都|就|也)*(?:帮我|给我)?(?:推荐|推|安排|按|用|换成|改成|只|做)"
+               rf"|^{_LEAD_TIME}(?:please\s+)?(?:give|suggest|recommend|use|plan|show|make|keep|stick to|switch to|book)\b")
+_PERMANENT_DAY = _rx(r"从今(?:天|日)(?:开始|起)|\b(?:starting today|from today|as of today)\b")
+_POLITE = _rx(r"^(?:can|could|would|will) you (?:please )?|^(?:能不能|可不可以|能否|可以|麻烦)(?:你)?(?:以后|今后|每次)")
+# fmt: on
+
+
+def classify_statement(text: str) -> StatementCue | None:
+    """The statement a user message makes, if it makes one (see the module table)."""
+    sentences = asserted_sentences(text) + _polite_requests(text)
+    if not sentences:
+        return None
+    kinds: list[StatementKind] = []
+    clauses = [c for s in sentences for c in _CLAUSES.split(s) if c.strip()]
+    for s in [*sentences, *clauses]:
+        body = s.strip(" \t。！？!?；;.,，")
+        if _COMPLAINT.search(body):
+            kinds.append("complaint")
+        elif _MOOD.search(body) and not _NOT_MOOD.search(body) and not _LASTING.search(body):
+            kinds.append("mood")
+        elif _DIRECTIVE.search(body) or _LASTING.search(body) or _STYLE_REQUEST.search(body):
+            kinds.append("wish")
+        elif _REQUEST.search(body) and (_DAY.search(text) or _WEEK.search(text) or _DAYS.search(text)):
+            # a request with a time scope is a wish for that period: 这周做饭给我推荐点小孩子爱吃的
+            kinds.append("wish")
+        elif _SELF.search(body):
+            kinds.append("fact")
+    if not kinds and (plain := [b for b in sentences if _is_plain_statement(b)]):
+        # what people say about themselves is mostly terse and free ("Python, please.", "只买指数
+        # 基金", "Bullet points. No essays."): an assertion that is neither chatter nor a task for
+        # this turn is taken as a statement; which earlier one it revises is decided by meaning
+        kinds.append("fact")
+        sentences = plain
+    if not kinds:
+        return None
+    kind: StatementKind = next(k for k in ("wish", "complaint", "fact", "mood") if k in kinds)
+    joined = " ".join(sentences)
+    return StatementCue(
+        kind=kind,
+        period=_period(joined, kind),
+        reversal=_REVERSAL.search(joined) is not None,
+        style=_STYLE.search(joined) is not None,
+    )
+
+
+_CHATTER = _rx(r"^(?:好的?|嗯+|哦+|噢|行|可以|收到|谢谢|谢啦|多谢|哈+|嘿+|对|是的|没事|ok|okay|k|thanks?|thank you|thx|ty|cool|nice|great|sure|yes|yeah|yep|no|nope|lol|haha|got it|sounds good|fine|alright|right|hi|hello|hey|bye|good (?:morning|night)|早|晚安|你好|在吗)\W*$")
+_ACK = _rx(r"^(?:好的|好滴|好嘞|谢|多谢|感谢|哈|呵|嘻|嗯|哦|噢|唔|收到|明白|懂了|对对|等(?:我|会|一下)|救命|"
+           r"ok\b|okay|thank|thanks|thx|perfect|great|nice|cool|awesome|lovely|haha|ha\b|hah|lol|lmao|omg|sorry|brb|right,|fair|wow|yay|ugh|oops)")
+_SMALL_TALK = _rx(r"下雨|下雪|刮风|天凉|天冷|好冷|好热|太冷|太热|天气|空调|困死|zzz|"
+                  r"\b(?:rain(?:ing|y)?|snow(?:ing)?|drizzl\w*|pouring|cold out|hot out|weather|sunny|grey|gray|coffee's|story of my life|back to it|i'm back)\b")
+_TASK = _rx(r"^(?:请|麻烦|你)?(?:帮我|给我|替我)?(?:推荐|写|做|安排|查|找|搜|订|规划|计划|解释|讲讲|讲一下|说说|分析|翻译|总结|算|计算|列|比较|介绍|想|出|改|看看|检查)"
+            r"|^(?:please\s+)?(?:help|write|make|plan|find|search|look up|explain|tell me|give me|show me|suggest|recommend|translate|summari[sz]e|compare|list|draft|check|calculate|compute|create|generate|teach|walk me through)\b")
+_ANY_WORD = re.compile(r"[\u4e00-\u9fff]{2,}|[A-Za-z]{3,}")
+
+
+_TASK_ANYWHERE = _rx(r"(?:推荐|帮我|给我|替我|订|点|设|安排|排|挑|配|找|看看)(?:个|一个|一下|两个|一部|一杯|一款|些|点)?[^，,。]{0,12}吧?$|晚安|明天见|您好|你好|请教"
+                     r"|\b(?:remind me|set (?:up|something)|book|schedule|i need|need (?:a|an|some|something|to)|i want|i'd like|looking for|"
+                     r"any (?:ideas|suggestions|tips)|talk to me|what's|how (?:do|should|can) i|where do i|good morning|morning)\b")
+
+
+def _is_plain_statement(sentence: str) -> bool:
+    """An assertion with content that is neither chatter nor a task for this turn."""
+    body = sentence.strip(" \t。！？!?；;.,，~～…")
+    if not body or _CHATTER.match(body) or _ACK.match(body) or _SMALL_TALK.search(body):
+        return False
+    clauses = [c.strip() for c in _CLAUSES.split(body) if c.strip()]
+    if any(_TASK.match(c) or _TASK_ANYWHERE.search(c) for c in clauses):
+        return False
+    return len(_ANY_WORD.findall(body)) >= 2
+
+
+def _polite_requests(text: str) -> list[str]:
+    """“Could you always give me metric units?” is a request, not a question."""
+    out = []
+    for s in re.split(r"(?<=[?？])", text):
+        stripped = s.strip()
+        m = _POLITE.match(stripped)
+        if m and (_LASTING.search(stripped) or _DIRECTIVE.search(stripped[m.end() :])):
+            out.append(stripped[m.end() :].rstrip("?？ "))
+    return out
+
+
+def _period(text: str, kind: StatementKind) -> Period | None:
+    if _PERMANENT_DAY.search(text):
+        return None
+    if _LASTING.search(text) and kind != "mood":
+        return None
+    if _WEEK.search(text):
+        return "week"
+    if _DAYS.search(text):
+        return "days"
+    if _DAY.search(text) or kind == "mood":
+        return "day"
+    return None
+
+
+def period_end(at: datetime, period: Period, zone: tzinfo) -> datetime:
+    """When a statement scoped to ``period`` stops holding, in the user's time zone: the end of
+    that local day, of the third local day (“这几天”, “for the next few days”), or of that local
+    week (Sunday midnight)."""
+    local = at.astimezone(zone)
+    days = {"day": 1, "days": 3, "week": 7 - local.weekday()}[period]
+    end = datetime.combine(local.date() + timedelta(days=days), time(0), tzinfo=zone)
+    return end.astimezone(at.tzinfo or zone)

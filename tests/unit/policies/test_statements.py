@@ -1,0 +1,59 @@
+"""Which messages state something about the user, for how long, and whether they revise."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from tianma.policies.statements import classify_statement, period_end
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "period", "reversal"),
+    [
+        ("以后回答我的问题请先给结论，再讲细节。", "wish", None, False),
+        ("不对，以后不用先给结论了，直接按步骤讲就行。", "wish", None, True),
+        ("我对花生过敏", "fact", None, False),
+        ("I am vegetarian", "fact", None, False),
+        ("I started eating chicken and fish again", "fact", None, True),
+        ("Please don't book me morning meetings", "wish", None, False),
+        ("上次你推荐的那家川菜馆辣得我一晚上没睡好", "complaint", None, False),
+        ("今天别给我推贵的", "wish", "day", False),
+        ("这周别给我安排早会", "wish", "week", False),
+        ("这几天别给我推剧", "wish", "days", False),
+        ("今天好累，回答简单点", "mood", "day", False),
+        ("Tonight, please keep it short", "wish", "day", False),
+        ("从今天起别给我推送广告", "wish", None, False),
+        ("Could you always use metric units from now on?", "wish", None, False),
+    ],
+)
+def test_statements_are_told_apart_with_their_period(text: str, kind: str, period: str | None, reversal: bool) -> None:
+    cue = classify_statement(text)
+    assert cue is not None
+    assert (cue.kind, cue.period, cue.reversal) == (kind, period, reversal)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["解释一下怎么配置路由器。", "推荐一款耳机", "谢谢", "嗯嗯", "How's the weather today?", "I mean, what should I cook tonight?",
+     "如果我不吃辣的话你会推荐什么？", "他说他不吃香菜"],
+)
+def test_questions_requests_chatter_and_hearsay_state_nothing(text: str) -> None:
+    assert classify_statement(text) is None
+
+
+def test_style_marks_wishes_about_how_to_answer() -> None:
+    style = classify_statement("以后回答简短一点")
+    other = classify_statement("我不吃香菜")
+    assert style is not None and style.style and other is not None and not other.style
+
+
+def test_a_period_ends_at_local_midnight_of_the_users_zone() -> None:
+    shanghai = ZoneInfo("Asia/Shanghai")
+    said = datetime(2026, 3, 1, 20, 0, tzinfo=UTC)  # 04:00 on Monday 2 March in Shanghai
+    assert period_end(said, "day", shanghai) == datetime(2026, 3, 3, 0, 0, tzinfo=shanghai)
+    assert period_end(said, "days", shanghai) == datetime(2026, 3, 5, 0, 0, tzinfo=shanghai)
+    assert period_end(said, "week", shanghai) == datetime(2026, 3, 9, 0, 0, tzinfo=shanghai)  # next Monday
+    assert period_end(said, "day", UTC) == datetime(2026, 3, 2, 0, 0, tzinfo=UTC)
