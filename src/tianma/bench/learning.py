@@ -255,44 +255,57 @@ def table(payload: dict[str, Any]) -> Table:
 
 
 def section(payload: dict[str, Any], plots: Path) -> str:
-    """The report's learning section: the arms, the reflection cost, the gap to 97 %, the curves."""
+    """The report's learning section: held-out users first, dev users beside, the mutation
+    check, the reflection cost, the gaps to the targets, the curves."""
     s, rc = payload["scenario"], payload["reflection_cost"]
     by_arm = {a["arm"]: a for a in payload["arms"]}
     lines = ["## Learning with use", ""]
     lines.append(
-        f"Scenario `{s['name']}` (`{Path(s['path']).name}`, sha256 `{s['sha256'][:16]}…`, seed {s['seed']}): "
-        f"{s['users']} simulated users × {s['turns_per_user']} turns in {s['dialogue_length']}-turn dialogues "
-        f"(one simulated day each), mode `{payload['mode']}`. A question hits when what the turn carried traces "
-        "back, by provenance, to the statement of the user's *current* preference. **No LLM** takes part: "
-        "the chat model is scripted, so learning is tianma's rule-based extractor plus evidence, "
-        "contradiction and scoring. Negative = corrections, rephrases and repeated questions per user turn."
+        f"Simulated people (`{Path(s['path']).name}`, sha256 `{s['sha256'][:16]}…`, seed {s['seed']}): "
+        f"{s['users']} users × {s['turns_per_user']} turns in {s['dialogue_length']}-turn dialogues (one simulated "
+        f"day each), {s.get('preferences', '?')} preferences each stated in several phrasings and changed "
+        f"{s.get('changes', '?')} times (corrections, reversals, or just the new wish), {s.get('moods', '?')} passing "
+        f"moods and time-scoped wishes, {s.get('secrets', '?')} secrets, chatter; mode `{payload['mode']}`. The users "
+        "were written and split into dev and test before any tuning; only dev was tuned on. The chat model answers "
+        "every learning prompt with **broken JSON**, so only tianma's rule path learns. A question *hits* when "
+        "what the turn carried (injected or resident) traces back, by provenance, to a statement of the user's "
+        "*current* preference; *stale* when it also carried a superseded one as current; *mood carried late*: a "
+        "question a mood or time-scoped wish would change, asked after its period, carried it; *secrets on disk*: "
+        "values found in the raw bytes of any file of the data home afterwards."
     )
-    lines += ["", "| " + " | ".join(COLUMNS) + " |", "|---|" + "---:|" * (len(COLUMNS) - 1)]
-    lines += ["| " + " | ".join(_row(arm)) + " |" for arm in payload["arms"]]
+    header_row = ["| split | " + " | ".join(COLUMNS) + " |", "|---|---|" + "---:|" * (len(COLUMNS) - 1)]
+    lines += ["", *header_row]
+    lines += [f"| **{s.get('split', 'test')}** | " + " | ".join(_row(arm)) + " |" for arm in payload["arms"]]
+    for split in payload.get("splits", [])[1:]:
+        for name in ARMS:
+            arm = {"arm": name, "metrics": split["metrics"][name], "chat_calls": split["chat_calls"][name]}
+            lines.append(f"| {split['scenario']['split']} | " + " | ".join(_row(arm)) + " |")
+    mutation = payload.get("mutation")
+    if mutation:
+        lines += ["", f"**Mutation check** ({mutation['what']}): stale {_pct(mutation['stale_rate'])} against "
+                      f"{_pct(mutation['stale_rate_with_supersession'])} with it, hit {_pct(mutation['hit_rate'])} — "
+                      f"the stale rate {'rises' if mutation['rises'] else 'does NOT rise'}, so the benchmark "
+                      f"{'does' if mutation['rises'] else 'does not'} measure supersession."]  # fmt: skip
     refl = by_arm["reflection"]["chat_calls"]
     auto = refl["per_100_turns"].get("reflection:turn", {}).get("calls", 0.0)
     nightly = refl["per_100_turns"].get("reflection:nightly", {}).get("calls", 0.0)
     verdict = "met" if rc["met"] else "missed"
     lines += [
         "",
-        f"**Reflection cost** (counted at the chat-model boundary, {payload['tokenizer']} tokens): "
-        f"{rc['learning_calls_per_100_turns']:g} learning LLM calls per 100 user turns "
-        f"({auto:g} fired by the automatic triggers during turns, {nightly:g} by the nightly reflection after "
-        f"every {s['dialogue_length']}-turn dialogue), {rc['learning_tokens_in_per_100_turns']:,.0f} tokens in "
-        f"and {rc['learning_tokens_out_per_100_turns']:,.0f} out per 100 turns; target ≤ "
-        f"{rc['target']:g}: **{verdict}**. A simulated day here is one {s['dialogue_length']}-turn dialogue, so "
-        "the nightly share is far denser than in real use; the automatic triggers (every few dialogues or "
-        "messages, and at once when a dialogue's negative signals pass their share) are counted on their own. "
-        "The scripted reflection answers an empty JSON, so the tokens out are a floor; the tokens in are what a "
-        "real model would be sent.",
+        f"**Reflection cost** (counted at the chat-model boundary, retries included, {payload['tokenizer']} "
+        f"tokens): {rc['learning_calls_per_100_turns']:g} learning LLM calls per 100 user turns ({auto:g} from the "
+        f"automatic triggers, {nightly:g} from the nightly run after every simulated day), "
+        f"{rc['learning_tokens_in_per_100_turns']:,.0f} tokens in and {rc['learning_tokens_out_per_100_turns']:,.0f} "
+        f"out per 100 turns; target ≤ {rc['target']:g}: **{verdict}**. The model is asked only when the rule pass "
+        "left a statement it could not settle, at most once per `learning.model_every_messages` user messages.",
     ]
     lines += ["", gap_sentence(payload)]
     per_window = [p["questions"] for p in payload["curves"]["arms"]["reflection"]]
     lines += [
         "",
-        f"The curves put the user turns in {payload['curves']['bins']} equal windows, all users together "
-        f"({min(per_window, default=0)}–{max(per_window, default=0)} judged questions per window for memory + "
-        "reflection), so one question moves a window by several points: read the gap between the arms.",
+        f"The curves (held-out users) put the user turns in {payload['curves']['bins']} equal windows, all users "
+        f"together ({min(per_window, default=0)}–{max(per_window, default=0)} judged questions per window for "
+        "memory + reflection), so one question moves a window by several points: read the gap between the arms.",
         "",
         f"![hit rate and negative-signal rate over turns]({plot(payload, plots).relative_to(plots.parent)})",
     ]
@@ -300,25 +313,30 @@ def section(payload: dict[str, Any], plots: Path) -> str:
 
 
 def gap_sentence(payload: dict[str, Any]) -> str:
-    """One honest sentence on the reflection arm against 97 %, from where its misses fall."""
+    """The reflection arm against each target, and where its misses fall."""
     arm = {a["arm"]: a for a in payload["arms"]}["reflection"]
-    hit, target = arm["metrics"]["hit_rate"], payload["targets"]["hit"]
-    if hit >= target:
-        return f"Target hit ≥ {100 * target:.0f} % for memory + reflection: **met** ({_pct(hit)})."
+    m, t = arm["metrics"], payload["targets"]
+    checks = [("hit", m["hit_rate"], f"≥ {_pct(t['hit'])}", m["hit_rate"] >= t["hit"]),
+              ("stale", m["stale_rate"], f"≤ {_pct(t['stale'])}", m["stale_rate"] <= t["stale"]),
+              ("mood carried late", m.get("mood_leak_rate", 0.0), f"≤ {_pct(t.get('mood', 0.01))}",
+               m.get("mood_leak_rate", 0.0) <= t.get("mood", 0.01))]  # fmt: skip
+    parts = [f"{name} {_pct(value)} (target {target}: **{'met' if ok else 'missed'}**)" for name, value, target, ok in checks]
+    leaked = m.get("secrets_leaked", 0)
+    parts.append(f"secrets on disk {leaked} of {m.get('secrets_told', 0)} (target 0: **{'met' if not leaked else 'missed'}**)")
     kinds = _pref_kinds(payload)
-    misses = [r for r in arm["records"] if r["kind"] in ("question", "rephrase", "repeat") and not r["hit"]]
+    qs = [r for r in arm["records"] if r["kind"] in ("question", "rephrase", "repeat")]
+    misses = [r for r in qs if not r["hit"]]
     implicit = sum(kinds.get(r["pref"]) == "implicit" for r in misses)
-    early = sum(r["turn"] < payload["scenario"]["turns_per_user"] / 4 and kinds.get(r["pref"]) != "implicit"
-                for r in misses)  # fmt: skip
+    stale_via: dict[str, int] = {}
+    for r in qs:
+        for v in r.get("stale_via", []):
+            stale_via[v] = stale_via.get(v, 0) + 1
     return (
-        f"Target hit ≥ {100 * target:.0f} % for memory + reflection: **missed** ({_pct(hit)}, "
-        f"{100 * (target - hit):.1f} points short). Of its {len(misses)} misses, {implicit} are on preferences "
-        "only implied by a complaint, which the rule-based extractor does not learn (that needs the LLM half of "
-        "reflection, scripted empty here), so only the raw event can carry them and it competes with everything "
-        f"else for the injection slots; {early} more fall in the first quarter of the turns, when a preference "
-        "has mostly been said once and stays pending until a second reflection confirms it (by design, so that a "
-        f"passing mood does not become a preference); in the other {len(misses) - implicit - early} the current "
-        "statement of an explicit preference was not among what the turn carried (retrieval and injection ranking)."
+        "Held-out users, memory + reflection: " + "; ".join(parts) + f". Of {len(misses)} misses, {implicit} are on "
+        "preferences only implied by a complaint. Stale carriers: "
+        + (", ".join(f"{k} {v}" for k, v in sorted(stale_via.items())) or "none")
+        + " (an *event* is an earlier statement still open: no newer statement was judged to be about its subject; "
+        "*learnt* a record learnt from one)."
     )
 
 

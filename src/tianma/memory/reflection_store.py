@@ -255,7 +255,7 @@ def maintain_user(memory: Memory, user_id: str, at: datetime) -> dict[str, Any]:
 
     Recorded as an undoable run with status ``maintenance``.
     """
-    from tianma.policies.decay import decay
+    from tianma.policies.decay import decay, rule_for
     from tianma.policies.exploration import ab_pairs, compare
 
     run_id = str(uuid.uuid4())
@@ -267,11 +267,12 @@ def maintain_user(memory: Memory, user_id: str, at: datetime) -> dict[str, Any]:
         for r in records:
             last_active = r.last_hit_at or r.updated_at
             last_decay = datetime.fromisoformat(r.data["last_decay"]) if r.data.get("last_decay") else None
-            outcome = decay(r.confidence, last_active, last_decay, at)
-            if outcome.periods == 0:
+            rule = rule_for(r.kind, r.key, r.content)
+            outcome = decay(r.confidence, last_active, last_decay, at, rule)
+            if outcome.periods == 0 or rule.period is None:
                 continue
             status = "inactive" if outcome.inactive else r.status
-            reason = f"decay: {outcome.periods} x 30 days without a hit"
+            reason = f"decay: {outcome.periods} x {rule.period.days} days without a hit"
             changes.update(r.id, reason=reason, confidence=outcome.confidence, status=status,
                            data={**r.data, "last_decay": at.isoformat()})  # fmt: skip
             (inactive if outcome.inactive else decayed).append(r.id)

@@ -57,3 +57,22 @@ def test_a_period_ends_at_local_midnight_of_the_users_zone() -> None:
     assert period_end(said, "days", shanghai) == datetime(2026, 3, 5, 0, 0, tzinfo=shanghai)
     assert period_end(said, "week", shanghai) == datetime(2026, 3, 9, 0, 0, tzinfo=shanghai)  # next Monday
     assert period_end(said, "day", UTC) == datetime(2026, 3, 2, 0, 0, tzinfo=UTC)
+
+
+def test_forgetting_differs_by_kind() -> None:
+    from datetime import timedelta
+
+    from tianma.policies.decay import decay, rule_for
+
+    now = datetime(2026, 6, 1, tzinfo=UTC)
+    idle_since = now - timedelta(days=100)
+    allergy = rule_for("fact", "health.allergy.peanut", "用户对花生过敏")
+    name = rule_for("fact", "note.x", "User's name is Li")
+    pref = rule_for("preference", "preference.answer.length", "回答简短一点")
+    lesson = rule_for("experience", None, "术语让用户困惑")
+    city = rule_for("fact", "profile.city", "用户住在杭州")
+    assert decay(0.9, idle_since, None, now, allergy).confidence == 0.9
+    assert decay(0.9, idle_since, None, now, name).periods == 0
+    assert decay(0.9, idle_since, None, now, pref).periods == 1  # 90 days
+    assert decay(0.9, idle_since, None, now, city).periods == 3  # 30 days
+    assert decay(0.9, idle_since, None, now, lesson).confidence == round(0.9 * 0.7**3, 6)
