@@ -120,7 +120,26 @@ You review a user's recent messages and extract what will help future conversati
 - new_strategies: 可复用的回答策略，action 写成“当……时应该……”的指令，trigger 给出 domains/keywords。
 - deprecated_memories: 已经过时或被用户否定的已有记忆（memory_id 用下面列出的 id）。
 - 每一项都必须在 source_event_ids 中引用下面消息的 id；不确定就不要写。一时的情绪不是偏好。
-- Every item must cite message ids in source_event_ids; when unsure, leave it out. A mood is not a preference."""
+- Every item must cite message ids in source_event_ids; when unsure, leave it out. A mood is not a preference.
+- 消息下面附有助手当时的回答和用户的反馈（correction 更正、omission 漏答、resubmit 重问…）：从出错的地方总结经验。
+- Under each message are the assistant's reply and the user's feedback on it: learn from what went wrong."""
+
+
+REPLY_CHARS = 200
+"""How much of each reply the reflection prompt shows."""
+
+
+def _reflection_line(event: dict[str, Any]) -> str:
+    """One message of the reflection window: what the user said, what the assistant answered and
+    how the user judged it (seed 000 §3.1: input, original reply, error type)."""
+    line = f"[{event['id']}] ({_when(event.get('at'))}) 用户: {' '.join(str(event['text']).split())}"
+    reply = " ".join(str(event.get("reply") or "").split())
+    if reply:
+        line += f"\n    助手 / assistant: {reply[:REPLY_CHARS]}{'…' if len(reply) > REPLY_CHARS else ''}"
+    for sig in event.get("signals", ()):
+        said = f"：「{' '.join(str(sig['text']).split())}」" if sig.get("text") else ""
+        line += f"\n    反馈 / feedback [{sig['id']}]: {sig['type']} {float(sig['confidence']):.1f}{said}"
+    return line
 
 
 def reflection_messages(
@@ -129,7 +148,7 @@ def reflection_messages(
     """The reflection prompt: the window of messages and the memories already kept."""
     from langchain_core.messages import HumanMessage
 
-    lines = [f"[{e['id']}] ({_when(e.get('at'))}) 用户: {' '.join(str(e['text']).split())}" for e in events]
+    lines = [_reflection_line(e) for e in events]
     known = [
         f"[{r['id']}] {r['kind']}{' ' + r['key'] if r.get('key') else ''} ({r['status']}): {r['content']}"
         for r in existing[:60]

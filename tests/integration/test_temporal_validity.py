@@ -123,3 +123,16 @@ def test_with_marking_an_unclosed_older_statement_is_shown_as_replaced(make_runt
     assert marked[short.event_id] == long.event_id and marked[long.event_id] is None
     assert "改为 / since changed to：「以后回答详细一些，多展开讲讲」" in str(model.prompts[-1][0].content)
     assert short.event_id not in shown_as_current(turn)
+
+
+def test_reflection_sees_the_replies_and_the_feedback_of_each_turn(make_runtime: RuntimeFactory) -> None:
+    model = ScriptedChatModel(responder=broken)
+    rt = make_runtime(chat_model=model)
+    first = rt.chat("u", "推荐一个周末去的地方", dialogue_id="a", at=day(0))
+    rt.feedback(first.event_id, "correction", text="我说的是室内的地方", at=day(0, 1))
+    rt.chat("u", "你漏了门票价格", dialogue_id="a", at=day(0, 2))
+    rt.reflect("u", at=day(1))
+    prompt = next(str(p[-1].content) for p in model.prompts if is_reflection_prompt(p))
+    assert "助手 / assistant: 好的。" in prompt
+    assert "correction 0.9：「我说的是室内的地方」" in prompt
+    assert "omission 0.6" in prompt  # "你漏了…" judged the reply before it

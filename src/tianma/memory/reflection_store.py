@@ -54,6 +54,24 @@ def messages_since_model_call(store: SqlMemoryStore, user_id: str, at: datetime)
         return int(conn.execute(count).scalar_one())
 
 
+def window_signals(store: SqlMemoryStore, user_id: str, since: datetime | None) -> dict[str, list[dict[str, Any]]]:
+    """Signals recorded after ``since``, by the event they judge: id, type, confidence, text (an
+    explicit correction's words)."""
+    r = t.records.c
+    query = select(r.id, r.content, r.confidence, r.data).where(r.user_id == user_id, r.kind == "signal")
+    if since is not None:
+        query = query.where(r.created_at > since)
+    out: dict[str, list[dict[str, Any]]] = {}
+    with map_sql_errors(), store.engine.connect() as conn:
+        for x in conn.execute(query.order_by(r.created_at)):
+            data = x.data or {}
+            text = x.content if data.get("type") == "correction" and x.content != data.get("detail") else None
+            out.setdefault(str(data.get("target_event_id")), []).append(
+                {"id": x.id, "type": data.get("type"), "confidence": x.confidence, "text": text}
+            )
+    return out
+
+
 def window_events(
     store: SqlMemoryStore, user_id: str, since: datetime | None, until: datetime
 ) -> list[dict[str, Any]]:

@@ -33,6 +33,7 @@ def outcome_of(signal_types: Iterable[str], explicit: float | None = None) -> Ou
         repeat="repeat" in types,
         follow_up=not (types & NEGATIVE),
         impatience="impatience" in types,
+        omission="omission" in types,
     )
 
 

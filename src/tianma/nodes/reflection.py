@@ -20,6 +20,7 @@ from tianma.memory.reflection_store import (
     publish_plan,
     validated_streaks,
     window_events,
+    window_signals,
 )
 from tianma.memory.statements import is_current, revised_by, source_events
 from tianma.policies import reflection as planning
@@ -40,6 +41,8 @@ def gather(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[str
     store = runtime.context.memory.store
     since = last_reflected_until(store, state["user_id"])
     events = window_events(store, state["user_id"], since, state["at"])
+    judged = window_signals(store, state["user_id"], since)
+    events = [{**e, "signals": judged.get(e["id"], [])} for e in events]
     existing = [
         r for r in store.list_records(state["user_id"], LEARNT_KINDS) if r.status in ("active", "pending")
     ]

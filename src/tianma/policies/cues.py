@@ -10,6 +10,7 @@ Strengths follow the signal table of DESIGN.md §4 and seed 001 §2.3 ("rather w
 | correction, weak | the pointed forms mid-sentence ("…you should see it") | 0.3 |
 | praise, explicit | 谢谢，很有用 / thanks, that helps / great answer | 0.9 |
 | praise | 太好了 / 完美 / perfect | 0.7 |
+| omission | 你漏了… / 还少了… / 忘了说… / you forgot… / you left out… / you didn't mention… (leading) | 0.6 (mid-sentence 0.3) |
 | impatience | 算了 / 随便吧 / forget it / never mind / whatever | 0.4 |
 | impatience, soft | 就这样吧 / 不用了 (may also just close the topic) | 0.3 |
 | praise, polite | a bare 谢谢 / thanks | 0.3 |
@@ -24,19 +25,23 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-CueType = Literal["correction", "impatience", "praise"]
+CueType = Literal["correction", "omission", "impatience", "praise"]
 
 CORRECTION_EXPLICIT = 0.9
 CORRECTION_POINTED = 0.8
 CORRECTION_CONTRAST = 0.6
 CORRECTION_WEAK = 0.3
+OMISSION = 0.6
+"""A follow-up asking for what the reply left out judges the reply (seed 001 §2.3), not a healthy
+follow-up: a negative signal, weaker than a correction."""
+OMISSION_WEAK = 0.3
 PRAISE_EXPLICIT = 0.9
 PRAISE = 0.7
 IMPATIENCE = 0.4
 IMPATIENCE_SOFT = 0.3
 PRAISE_POLITE = 0.3
 
-_PRIORITY: dict[CueType, int] = {"correction": 3, "impatience": 2, "praise": 1}
+_PRIORITY: dict[CueType, int] = {"correction": 4, "omission": 3, "impatience": 2, "praise": 1}
 """On equal strength the more informative cue wins: 谢谢，不用了 is impatience, not praise."""
 
 
@@ -77,6 +82,9 @@ _RULES: tuple[tuple[CueType, float, float, re.Pattern[str]], ...] = (
      _rx(r"\byou should\b(?!(?:'ve| have)\b)(?!\s+(?:see|try|visit|watch|come|go|check|read|definitely|totally|really|get|be)\b)")),
     ("correction", CORRECTION_WEAK, CORRECTION_WEAK, _rx(r"\byou should\s+(?:see|try|visit|watch|come|go|check|read)\b")),
     ("correction", CORRECTION_CONTRAST, CORRECTION_WEAK, _rx(r"不是[^，,。！？!?]{1,20}?[，,]?\s*而是")),
+    ("omission", OMISSION, OMISSION_WEAK,
+     _rx(r"你(?:还)?(?:漏了|漏掉了?|落了|忘了(?:说|提|讲)?|没(?:说|提|讲)(?:到)?|少(?:说|讲)了)|还(?:少了|漏了|差)[^，,。]{0,8}(?:没说|没讲|没提)?|刚才(?:没|漏)(?:说|提|讲)"
+         r"|\byou (?:forgot|missed|left out|skipped|didn't (?:mention|cover|include|say))\b|\bwhat about the\b")),
     # 算了一下 / 计算了 / 算了算 are arithmetic; 算了 alone, 那算了, 还是算了 give up.
     ("impatience", IMPATIENCE, IMPATIENCE, _rx(r"(?:^|(?<=[\s，,。.!！~～那就唉哎嗯吧])|(?<=还是|要不|我看))算了(?!一下|一遍|半天|好久|下|几|个|出|清|账|钱|多少|总|数|分)")),
     ("impatience", IMPATIENCE, IMPATIENCE, _rx(r"随便(?:吧|了|你|啦)|^\s*随便\s*[。.!！]?\s*$|爱咋咋地")),

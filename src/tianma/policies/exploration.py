@@ -14,6 +14,7 @@ explicit like (``explicit>0``)  1.0 (explicit feedback dominates)
 explicit dislike (``<0``)       0.0
 neutral continuation            0.6 (the starting point)
 correction                      −0.5
+omission (你漏了…/you forgot…)  −0.3
 rephrase / resubmit             −0.3
 repeat question                 −0.3
 impatience (算了/就这样吧)      −0.2
@@ -44,7 +45,7 @@ CREATIVE_DOMAIN = "creative"
 LEARNING_RATE = 0.1
 
 NEUTRAL_REWARD = 0.6
-PENALTIES = {"correction": 0.5, "rephrase": 0.3, "repeat": 0.3, "impatience": 0.2}
+PENALTIES = {"correction": 0.5, "omission": 0.3, "rephrase": 0.3, "repeat": 0.3, "impatience": 0.2}
 FOLLOW_UP_BONUS = 0.2
 PRIOR_REWARD = 0.5
 """Expected reward of a strategy with no trials yet."""
@@ -131,6 +132,8 @@ class Outcome:
     """The topic continued normally."""
     impatience: bool
     """算了 / 就这样吧."""
+    omission: bool = False
+    """The next message asked for what the reply left out (你漏了… / you forgot…)."""
 
 
 def reward(outcome: Outcome) -> float:

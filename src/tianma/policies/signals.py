@@ -8,7 +8,9 @@ from typing import Literal
 
 from tianma.policies.cues import detect_cue
 
-SignalType = Literal["like", "dislike", "correction", "resubmit", "repeat", "silence", "impatience", "praise"]
+SignalType = Literal[
+    "like", "dislike", "correction", "omission", "resubmit", "repeat", "silence", "impatience", "praise"
+]
 Feedback = Literal["like", "dislike", "correction"]
 FEEDBACK_KINDS: tuple[Feedback, ...] = ("like", "dislike", "correction")
 
@@ -84,7 +86,7 @@ def detect_rephrase(
 
 
 def detect_text_cue(message: str, previous_event_id: str | None) -> DetectedSignal | None:
-    """A correction, impatience or praise in this message, judging the previous reply."""
+    """A correction, an omission, impatience or praise in this message, judging the previous reply."""
     if previous_event_id is None:
         return None
     cue = detect_cue(message)

@@ -96,3 +96,23 @@ def test_on_a_tie_the_more_informative_cue_wins() -> None:
 def test_the_strongest_cue_wins() -> None:
     cue = detect_cue("完美！就这样吧")
     assert cue is not None and cue.type == "praise"
+
+
+@pytest.mark.parametrize(
+    ("text", "strength"),
+    [("你漏了价格，价格多少？", 0.6), ("还少了第三步没说", 0.6), ("You forgot the shipping cost.", 0.6),
+     ("You left out the part about taxes", 0.6), ("好的，不过你没提到退货政策", 0.3)],
+)
+def test_asking_for_what_the_reply_left_out_is_a_negative_cue(text: str, strength: float) -> None:
+    cue = detect_cue(text)
+    assert cue is not None and (cue.type, cue.strength) == ("omission", strength)
+
+
+def test_an_omission_is_a_negative_outcome_for_the_strategy_weights() -> None:
+    from tianma.policies.credit import NEGATIVE
+    from tianma.policies.exploration import Outcome, reward
+
+    assert "omission" in NEGATIVE
+    omitted = Outcome(None, False, False, False, follow_up=False, impatience=False, omission=True)
+    healthy = Outcome(None, False, False, False, follow_up=True, impatience=False)
+    assert reward(omitted) == 0.3 and reward(healthy) == 0.8
