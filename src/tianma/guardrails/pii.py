@@ -180,10 +180,15 @@ def redact(text: str) -> tuple[str, list[PiiMatch]]:
         The redacted text and the matches that were replaced (offsets refer to the original text).
     """
     matches = find_pii(text)
+    return replace_spans(text, [(m.start, m.end, PLACEHOLDERS[m.kind]) for m in matches]), matches
+
+
+def replace_spans(text: str, spans: list[tuple[int, int, str]]) -> str:
+    """``text`` with each non-overlapping ``(start, end)`` span, in order, replaced by its string."""
     out = text
-    for m in reversed(matches):
-        out = out[: m.start] + PLACEHOLDERS[m.kind] + out[m.end :]
-    return out, matches
+    for start, end, placeholder in reversed(spans):
+        out = out[:start] + placeholder + out[end:]
+    return out
 
 
 def asks_to_remember(text: str) -> bool:

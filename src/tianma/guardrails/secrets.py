@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from tianma.guardrails.pii import PLACEHOLDERS as PII_PLACEHOLDERS
-from tianma.guardrails.pii import PiiMatch, scrub
+from tianma.guardrails.pii import PiiMatch, replace_spans, scrub
 
 PLACEHOLDERS: dict[str, str] = {
     "private_key": "[私钥已删除/private key removed]",
@@ -516,10 +516,7 @@ def redact_secrets(text: str) -> tuple[str, list[SecretMatch]]:
         Redacting the result again changes nothing.
     """
     matches = find_secrets(text)
-    out = text
-    for s in reversed(matches):
-        out = out[: s.start] + PLACEHOLDERS[s.kind] + out[s.end :]
-    return out, matches
+    return replace_spans(text, [(m.start, m.end, PLACEHOLDERS[m.kind]) for m in matches]), matches
 
 
 def secret_notice(text: str) -> str:

@@ -426,7 +426,8 @@ class SqlMemoryStore:
             select(t.records)
             .where(
                 r.user_id == user_id,
-                r.key.like("statement.%"),
+                r.key >= "statement.",  # a range, not LIKE: SQLite's LIKE cannot use the (user, key) index
+                r.key < "statement/",
                 r.status == "active",
                 or_(r.valid_until.is_(None), r.valid_until > t.as_aware(at)),
                 r.at <= t.as_aware(at),
@@ -465,7 +466,9 @@ class SqlMemoryStore:
         r = t.records.c
         while revised:
             rows = conn.execute(
-                select(r.id, r.data).where(r.user_id == user_id, r.key.like("statement.%"), r.valid_until.is_not(None))
+                select(r.id, r.data).where(
+                    r.user_id == user_id, r.key >= "statement.", r.key < "statement/", r.valid_until.is_not(None)
+                )
             ).all()
             chained = [x for x in rows if (x.data or {}).get("closed_by") in revised
                        and (x.data or {}).get("closed_as") == "restated"]  # fmt: skip
