@@ -203,7 +203,7 @@ class Sim:
             if pos == 0:
                 dialogue_id = f"{user.id}-d{d:02d}"
             at = START + timedelta(days=d) + pos * TURN_GAP
-            kind, text, pid, _version = self._next(t, d, at, fixed, prefs, pending, repeats)
+            kind, text, pid, _version = self._next(t, d, fixed, prefs, pending, repeats)
             if kind == pending_kind(pending):
                 pending = None
             self.phase("turn")
@@ -272,7 +272,6 @@ class Sim:
         self,
         t: int,
         d: int,
-        at: datetime,
         fixed: dict[int, Fixed],
         prefs: dict[str, PrefState],
         pending: tuple[str, str, str] | None,
