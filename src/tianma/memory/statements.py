@@ -51,13 +51,19 @@ def statement_fields(text: str, at: datetime, zone: tzinfo) -> dict[str, Any]:
     cue = classify_statement(text)
     if cue is None:
         return {}
-    keys = sorted({item.key for item in extract_statements(text)})
+    said = sorted({(i.key, i.polarity, normalise(i.content)) for i in extract_statements(text)})
     return {
         "key": STATEMENT_PREFIX + cue.kind,
         "valid_until": period_end(at, cue.period, zone) if cue.period else None,
         "data": {"statement": {"kind": cue.kind, "period": cue.period, "reversal": cue.reversal,
-                               "style": cue.style, "keys": keys}},
+                               "style": cue.style, "said": [list(x) for x in said]}},
     }  # fmt: skip
+
+
+def _said(record: MemoryRecord) -> set[tuple[str, str, str]]:
+    """What the rule extractor read in a statement: (key, polarity, normalised content), stored
+    when the statement was recorded."""
+    return {(str(k), str(p), str(c)) for k, p, c in record.data["statement"].get("said", ())}
 
 
 def cue_of(record: MemoryRecord) -> StatementCue | None:
@@ -93,17 +99,17 @@ def close_superseded(
     if vector is None:
         vector = memory.embedder.embed_passages([event.content])[0]
     scores = subject_scores(event, vector, current, [stored[r.id] for r in current], background)
-    keys = set(event.data["statement"].get("keys", ()))
+    said = _said(event)
+    keys = {k for k, _, _ in said}
     threshold = SAME_SUBJECT_WITH_CUE if cue.reversal else SAME_SUBJECT
     best = max(scores)
     same = [
         r for r, score in zip(current, scores, strict=True)
-        if keys & set(r.data["statement"].get("keys", ())) or (score >= threshold and score >= best - NEAREST_MARGIN)
+        if keys & {k for k, _, _ in _said(r)} or (score >= threshold and score >= best - NEAREST_MARGIN)
     ]  # fmt: skip
     if not same:
         return []
-    items = {(i.key, i.polarity, normalise(i.content)) for i in extract_statements(event.content)}
-    how = {r.id: _how(cue, event.content, items, r) for r in same}
+    how = {r.id: _how(cue, event.content, said, r) for r in same}
     return memory.store.end_validity(event.user_id, [r.id for r in same], at, by=event.id, how=how)
 
 
@@ -129,13 +135,13 @@ def _content_words(text: str) -> set[str]:
     return {w for w in token_set(text) if len(w) > 1}
 
 
-def _how(cue: StatementCue, text: str, items: set[tuple[str, Any, str]], old: MemoryRecord) -> str:
+def _how(cue: StatementCue, text: str, items: set[tuple[str, str, str]], old: MemoryRecord) -> str:
     """``restated`` (the same wish again) or ``revised`` (negated or replaced), decided against
     the prior statement: the same extracted key, polarity and content, or the same words with the
     same negation, is a restatement; a revision cue, or anything else, revises."""
     if cue.reversal:
         return "revised"
-    before = {(i.key, i.polarity, normalise(i.content)) for i in extract_statements(old.content)}
+    before = _said(old)
     if items and before:
         return "restated" if items & before else "revised"
     same_words = _content_words(text) == _content_words(old.content)
@@ -149,7 +155,13 @@ def is_current(record: MemoryRecord, sources: dict[str, MemoryRecord], at: datet
         return False
     if record.kind == "event":
         return True
-    stated = [sources[e] for e in record.provenance.event_ids if e in sources and _is_statement(sources[e])]
+    return still_stated(record.provenance.event_ids, sources, at)
+
+
+def still_stated(event_ids: Iterable[str], sources: dict[str, MemoryRecord], at: datetime) -> bool:
+    """Whether what was learnt from these events still holds: some statement among them does
+    (or they are no statements at all)."""
+    stated = [sources[e] for e in event_ids if e in sources and _is_statement(sources[e])]
     return not stated or any(holds(s, at) for s in stated)
 
 
@@ -215,12 +227,7 @@ def resident_profile(
     ids = {e for p in learnt for e in p.get("source_event_ids", ())}
     statements = store.current_statements(user_id, at)
     sources = {s.id: s for s in statements} | store.get_many(user_id, sorted(ids - {s.id for s in statements}))
-    kept = [
-        p for p in learnt
-        if not (stated := [sources[e] for e in p.get("source_event_ids", ()) if e in sources
-                           and _is_statement(sources[e])])
-        or any(holds(s, at) for s in stated)
-    ]  # fmt: skip
+    kept = [p for p in learnt if still_stated(p.get("source_event_ids", ()), sources, at)]
     covered = {e for p in kept for e in p.get("source_event_ids", ())}
     fresh = [s for s in statements if s.id not in covered]
     marks = _marks(memory, user_id, fresh, background) if mark else {}
