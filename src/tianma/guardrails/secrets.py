@@ -11,6 +11,10 @@
 | otp | 验证码/校验码/动态码/动态密码/短信码/一次性密码, verification/OTP/2FA/MFA/login/one-time code + 4–8 digits (or 3+3); "482913 is/as your … code", "482913是您的…验证码" | needs the digits; a longer digit run (a phone or order number) and a duration ("60秒", "10 minutes") are not codes |
 | password | 密码/口令 是/为/：/=/改成 X, or 密码 + X with a digit and ≥ 6 characters; password/passwd/passcode/passphrase/pwd/pw is/:/=/'s X, "the root password for the server is X", "changed my password to X", "passcode 739184" | the value must look like one: code (``input()``, ``None``, ``password == ""``), templates (``<password>``, ``***``), counts ("8 characters", "8位") and stop words (wrong, required, too …) do not match; an English plain word needs my/our/wifi/remember before it and the end of the clause after it |
 
+Ranked after these: the loosely named secrets of :mod:`tianma.guardrails.secret_codes` (door and
+locker codes, unlock and backup codes, a code a few words after its name, recovery phrases,
+a mother's maiden name).
+
 A value is the run of non-space characters after the lead-in, up to a Han character or Chinese
 punctuation ("密码是abc123，记住" keeps "，记住"), without a trailing sentence mark (``. , ; : ?``); a
 quoted value is taken between its quotes. When spans overlap, the kind higher in the table wins,
@@ -26,6 +30,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from tianma.guardrails import secret_codes as codes
 from tianma.guardrails.pii import PLACEHOLDERS as PII_PLACEHOLDERS
 from tianma.guardrails.pii import PiiMatch, replace_spans, scrub
 
@@ -38,6 +43,8 @@ PLACEHOLDERS: dict[str, str] = {
     "pin": "[PIN已删除/PIN removed]",
     "otp": "[验证码已删除/code removed]",
     "password": "[密码已删除/password removed]",
+    "access_code": "[密码已删除/code removed]",
+    "seed_phrase": "[助记词已删除/recovery phrase removed]",
 }
 """The typed, bilingual placeholder that replaces each kind of secret value."""
 
@@ -57,7 +64,7 @@ class SecretMatch:
 
     kind: str
     """A key of ``PLACEHOLDERS``: ``password``, ``pin``, ``otp``, ``api_key``, ``private_key``,
-    ``token``, ``security_answer`` or ``cvv``."""
+    ``token``, ``security_answer``, ``cvv``, ``access_code`` or ``seed_phrase``."""
     start: int
     """Offset of the value's first character in the original text."""
     end: int
@@ -463,6 +470,9 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("password", _PW_ASIDE, _PASSWORD),
     _Rule("api_key", _KEY_LEAD, _random_check(16)),
     _Rule("private_key", _PRIVATE_LEAD, _random_check(32)),
+    _Rule("seed_phrase", codes.SEED_PHRASE, codes.span_check),
+    _Rule("security_answer", codes.MAIDEN_NAME, codes.maiden_name_check),
+    _Rule("access_code", codes.ACCESS_CODE, codes.access_code_check),
 )
 
 _PLACEHOLDER_RE = re.compile(

@@ -68,11 +68,15 @@ _PRE = rf"(?:{_WHEN}|{_ADV}|\s)*"
 _S = r"(?:(?P<subj>(?<![你他她它让叫给和跟对说])我)|^)(?:现在|目前|一直|也|还|其实)?"  # 我, or omitted at clause start
 _E = r"(?=$|[\s,，。.!！;；~～]|以后|今后)"
 
-_QUESTION = _rx(r"[?？]|吗|什么|怎么|为什么|为啥|哪|谁|啥|难道|是不是|有没有|能不能|要不要|会不会|对不对|可不可以|好不好|几点|多少|么$|呢$"
-                r"|^(?:what|when|where|who|whose|why|how|which|do(?! not)|does|did|didn't|doesn't|is|isn't|are|aren't|am|was|were|can|could|would|will|won't|should|have|has)\b")
+_QUESTION = _rx(r"[?？]|吗|什么|怎么|为什么|为啥|哪(?![里儿个样]?都)|谁(?!都)|(?<!没)啥(?![的都])|难道|是不是|有没有|能不能|要不要|会不会|(?<!不)对不对|可不可以|好不好|几点|"
+                r"多少(?!有[点些])|么$|呢$"
+                r"|^(?:what|where|who|whose|why|how|which|do(?! not)|does|did|didn't|doesn't|is|isn't|are|aren't|am|was|were|can|could|would|will|won't|should|have|has)\b"
+                r"|^when(?:ever)?\b(?![^,，]*[,，])")
+"""A question: a question word or mark. Not one: 没啥 / 啥的 (“nothing much”, “and so on”), 哪儿都 /
+谁都 (“anywhere”, “anyone”), 多少有点 (“somewhat”), “When you …, do …” (a habit, not a question)."""
 _TAG_QUESTION = _rx(r"(?:对吧|是吧|对不对|是不是|没错吧|\bright|\bcorrect|\bisn't it|\bdon't I|\bdidn't I)\s*[?？]\s*$")
 _HYPOTHETICAL = _rx(r"如果|假如|(?<!主)要是|假设|万一|假若|倘若|比如|例如|举个例子|假装|想象"
-                    r"|^\s*say\b|\b(?:if|suppose|supposing|imagine|what if|pretend|let's say|hypothetically|for example|for instance)\b")
+                    r"|^\s*say\b|\bif\b(?! (?:you(?:'d| would) be so kind|you don't mind|you do not mind|possible|you can|you could|you please|that's (?:ok|okay|alright)))|\b(?:suppose|supposing|imagine|what if|pretend|let's say|hypothetically|for example|for instance)\b")
 _HEARSAY = _rx(r"(?:他|她|他们|朋友|别人|有人|人家|你)说|说我|说过我|以为|觉得|认为|听说|据说|梦见|梦到|好像|(?<!尽)可能|也许|大概|不确定|不知道|不记得"
                r"|\b(?:said|says|told|tells|thinks?|thought|believes?|heard|dreamt|dreamed|maybe|perhaps|probably|might|not sure|guess)\b")
 _THIRD = re.compile(r"(?<!其)他|她|朋友|同事|老婆|老公|妻子|丈夫|孩子|儿子|女儿|妈|爸|父亲|母亲|哥|姐|弟|妹|家人|男友|女友|老板|客户|别人|有人|同学|室友|邻居")

@@ -17,6 +17,7 @@ import numpy as np
 from tianma.memory.protocols import Embedder, Matrix, Vector
 from tianma.memory.records import Candidate, MemoryRecord
 from tianma.memory.service import Memory, index_text, is_indexed
+from tianma.memory.subjects import SubjectLabels
 from tianma.memory.tokenize import token_set, tokenize
 
 NEUTRAL_ANCHORS = (
@@ -62,6 +63,7 @@ class AnchorCache:
     _matrix: Matrix | None = field(default=None, init=False)
 
     _statements: Matrix | None = field(default=None, init=False)
+    _subjects: SubjectLabels | None = field(default=None, init=False)
 
     def floor(self, vector: Vector) -> float:
         if self._matrix is None:
@@ -76,6 +78,12 @@ class AnchorCache:
             lines = [x.strip() for x in path.read_text(encoding="utf-8").splitlines()]
             self._statements = self.embedder.embed_passages([x for x in lines if x and not x.startswith("#")])
         return self._statements
+
+    def statement_subjects(self) -> SubjectLabels:
+        """The subject labels statements are projected on (:mod:`tianma.memory.subjects`)."""
+        if self._subjects is None:
+            self._subjects = SubjectLabels.build(self.embedder, self.statement_background())
+        return self._subjects
 
 
 def dense_relevance(similarity: float, floor: float) -> float:

@@ -16,6 +16,7 @@ the next reflection deprecates it with a replace-log row.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime, tzinfo
 from typing import Any
@@ -26,12 +27,13 @@ from tianma.memory.extract import extract_statements
 from tianma.memory.records import MemoryRecord
 from tianma.memory.service import Memory
 from tianma.memory.sql_store import SqlMemoryStore
+from tianma.memory.subjects import SubjectLabels, same_subject
 from tianma.memory.tokenize import token_set
 from tianma.policies.reflection import has_negation, normalise
 from tianma.policies.statements import StatementCue, classify_statement, period_end
 
 STATEMENT_PREFIX = "statement."
-SAME_SUBJECT = 0.45
+SAME_SUBJECT = 0.5
 """Centred cosine (plus :data:`SHARED_WORD_BONUS`) at or above which a new statement is about the
 subject of an earlier one. e5 puts every "I prefer …" sentence near every other (raw cosines
 0.85–0.93 whatever the subject), so the comparison first subtracts the mean of a background of
@@ -41,6 +43,11 @@ SAME_SUBJECT_WITH_CUE = 0.40
 """…when the new statement carries a revision cue (不对, 不用…了, no longer, actually …)."""
 SHARED_WORD_BONUS = 0.1
 """Added when the two statements share a content word (two characters or more)."""
+SAME_LABEL = 0.2
+"""…when both statements have the same subject label (:mod:`tianma.memory.subjects`)."""
+_ADDITIVE = re.compile(r"\b(?:also|too|as well|another|in addition)\b|也对|还对|也有|另外|此外|还有", re.IGNORECASE)
+"""A statement that adds to what was said (“I'm also allergic to …”) does not replace a
+statement of the same label; only one close in meaning or with the same key."""
 NEAREST_MARGIN = 0.15
 """Only the earlier statements within this of the best match are closed: a new wish replaces the
 statement it is nearest to, not everything in its neighbourhood."""
@@ -75,14 +82,17 @@ def cue_of(record: MemoryRecord) -> StatementCue | None:
 
 
 def close_superseded(
-    memory: Memory, event: MemoryRecord, vector: np.ndarray | None, background: np.ndarray
-) -> list[str]:
+    memory: Memory, event: MemoryRecord, vector: np.ndarray | None, background: np.ndarray,
+    subjects: SubjectLabels | None = None,
+) -> list[str]:  # fmt: skip
     """Close the earlier lasting statements of the user about the same subject as ``event``.
 
     A time-scoped statement (a mood, “今天别推荐贵的”) closes nothing: it does not overturn a
     lasting wish, it only holds beside it for its period. ``background``: embeddings of ordinary
-    statements (:meth:`tianma.memory.search.AnchorCache.statement_background`). Returns the ids
-    closed.
+    statements (:meth:`tianma.memory.search.AnchorCache.statement_background`); ``subjects``: the
+    subject labels (:mod:`tianma.memory.subjects`) — an earlier statement of the same subject label
+    is closed from a lower closeness (:data:`SAME_LABEL`), unless the new one only adds to it
+    (“I'm also allergic to shellfish”). Returns the ids closed.
     """
     cue = cue_of(event)
     at = event.at
@@ -103,9 +113,14 @@ def close_superseded(
     keys = {k for k, _, _ in said}
     threshold = SAME_SUBJECT_WITH_CUE if cue.reversal else SAME_SUBJECT
     best = max(scores)
+    labelled = [False] * len(current)
+    if subjects is not None and (cue.reversal or not _ADDITIVE.search(event.content)):
+        tops = subjects.best(np.vstack([*(stored[r.id] for r in current), vector]))
+        labelled = [same_subject(tops[-1], top) for top in tops[:-1]]
     same = [
-        r for r, score in zip(current, scores, strict=True)
+        r for r, score, label in zip(current, scores, labelled, strict=True)
         if keys & {k for k, _, _ in _said(r)} or (score >= threshold and score >= best - NEAREST_MARGIN)
+        or (label and score >= SAME_LABEL)
     ]  # fmt: skip
     if not same:
         return []

@@ -80,7 +80,7 @@ def capture_signals(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     (stored,) = deps.memory.record_events([event], vectors)
     closed = (
         close_superseded(deps.memory, stored, None if vectors is None else vectors[0],
-                         deps.anchors.statement_background())
+                         deps.anchors.statement_background(), deps.anchors.statement_subjects())
         if deps.settings.learning.close_superseded
         else []
     )

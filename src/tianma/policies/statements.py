@@ -18,7 +18,8 @@ decided against the prior statements themselves (:mod:`tianma.memory.statements`
 A wish or fact with a time word lasts that day (今天、今晚、这次, today, tonight, this time, for now),
 three days (这几天、这两天, for the next few days) or that week (这周, this week); “从今天起 /
 starting today / from now on” is lasting.
-Questions, hypotheticals, hearsay and quoted speech are not statements.
+Questions, hypotheticals, hearsay, quoted speech, talk about the conversation (“我有个问题想请教”)
+and a message that carried a secret (it is a request to keep it) are not statements.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime, time, timedelta, tzinfo
 from typing import Literal
 
+from tianma.guardrails.secrets import PLACEHOLDERS as SECRET_PLACEHOLDERS
 from tianma.memory.extract import asserted_sentences
 
 StatementKind = Literal["wish", "fact", "complaint", "mood"]
@@ -52,34 +54,54 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 
 # fmt: off
-_LASTING = _rx(r"以后|今后|从现在(?:开始|起)|从今(?:天|日|往后)?(?:开始|起)|从此|往后|每次|每回|总是|一律|永远|一直都|默认|记住|记得|记一下|别忘了|"
+_LASTING = _rx(r"说(?:了|过)(?:要|别|不要|只要)|优先|尽管|一概|统统|通通|只(?:买|用|看|吃|喝|听|坐|住|要)(?!一)|以后|今后|从现在(?:开始|起)|从今(?:天|日|往后)?(?:开始|起)|从此|往后|每次|每回|总是|一律|永远|一直都|默认|记住|记得|记一下|别忘了|"
                r"\b(?:from now on|going forward|from here on|in (?:the )?future|always|never|every time|whenever|remember|keep in mind|by default|"
                r"starting (?:today|now)|from today)\b")
-_DAY = _rx(r"今天|今晚|今早|今儿|今日|今天晚上|这次|这回|这一次|当下|此刻|眼下先|暂时|现在先|"
-           r"\b(?:today|tonight|this time|this morning|this afternoon|this evening|right now|for now|for today|at the moment|just for now)\b")
-_WEEK = _rx(r"这周|本周|这个星期|这礼拜|这个礼拜|\b(?:this week|this weekend)\b")
+_DAY = _rx(r"今天|今晚|今早|今儿|今日|今天晚上|今个|这会儿|这一会|这次|这回|这一次|当下|此刻|眼下先|暂时|现在先|"
+           r"\b(?:today|tonight|this time|this morning|this afternoon|this evening|right now|for now|for today|at the moment|"
+           r"just for now|for the moment|for the time being|temporarily)\b")
+_WEEK = _rx(r"这周|本周|这一周|这个星期|这礼拜|这个礼拜|这个周末|这周末|\b(?:this week|this weekend|all week|until the weekend|till the weekend)\b")
 _DAYS = _rx(r"这几天|这两天|最近几天|近几天|这阵子|这段时间先|"
             r"\b(?:these (?:few |couple of )?days|for the next (?:few|couple of|two|three|\d+) days|for a few days|for a couple of days|the next few days)\b")
-_MOOD = _rx(r"心情|好累|太累|很累|累死|累了|好困|很困|困死|困成|烦死|好烦|很烦|难受|疼|痛|感冒|发烧|生病|不舒服|郁闷|焦虑|压力(?:好|很|太)?大|崩溃|"
-            r"\b(?:emo|hungover|tired|exhausted|stressed|grumpy|cranky|sleepy|knackered|wiped out|in a (?:bad|good|terrible|foul) mood|rough (?:day|night)|(?:feel|feeling) (?:sick|awful|down|low|terrible|rough|great))\b")
-_NOT_MOOD = _rx(r"受够了|\b(?:tired of|sick of|sick and tired)\b")
+_MOOD = _rx(r"心情|好累|太累|很累|累死|累了|累瘫|累趴|好困|很困|困死|困成|烦死|好烦|很烦|烦躁|暴躁|难受|疼|痛|感冒|发烧|咳嗽|鼻塞|嗓子|拉肚子|"
+            r"闹肚子|生病|病了|不舒服|晕车|失眠|没睡好|没睡醒|熬夜|通宵|宿醉|喝多了|生理期|经期|姨妈|例假|郁闷|焦虑|伤心|难过|沮丧|低落|心累|"
+            r"没精神|没胃口|吃不下|没力气|压力(?:好|很|太)?大|崩溃|气死|生气|上火|"
+            r"\b(?:emo|hungover|hung over|tired|exhausted|shattered|drained|knackered|wiped out|worn out|burn(?:ed|t) out|run down|"
+            r"stressed|anxious|nervous|upset|sad|grumpy|cranky|sleepy|sick|ill|unwell|under the weather|flu|a cold|fever|"
+            r"headache|migraine|cramps|nauseous|jet-?lagged|sore|aching|achy|in a (?:bad|good|terrible|foul|weird) mood|rough (?:day|night|week)|"
+            r"(?:feel|feeling|felt) (?:sick|awful|down|low|blue|terrible|rough|crap|crappy|rubbish|off|meh|great))\b")
+_NOT_MOOD = _rx(r"受够了|一\S{0,6}就|每次|容易|\bwhenever\b|\bevery time\b|\b(?:tired of|sick of|sick and tired)\b")
 _LEAD_TIME = r"(?:今天|今晚|这次|这周|本周|这几天|这两天|以后|今后|平时|周末|晚上|早上|\s|，|,|(?:today|tonight|this week|this time|for now|from now on|going forward)\b)*"
 _DIRECTIVE = _rx(rf"^{_LEAD_TIME}(?:请|麻烦你?|你|也|都|就|还是|直接|千万|可以)*(?:别|不要|不用|不必|甭|少给|称呼我|叫我)"
                  rf"|^{_LEAD_TIME}(?:please\s+|pls\s+|kindly\s+|just\s+)*(?:don't|do not|stop|never|always|avoid|skip|call me|no more|quit)\b")
 """A standing wish to the assistant: a prohibition (别…, don't…), always/never, how to address the
 user. A positive request (推荐一款耳机, suggest a film) is for this turn, unless it says it lasts."""
+_STYLE_ORDER = _rx(r"^(?:请|你)?(?:用|写|回答|回复|分|按)[^，,]{0,10}(?:段落|分点|要点|列表|表格|步骤|大白话|口语|正式|简短|简洁|详细)"
+                   r"|^(?:please\s+)?(?:(?:write|put|keep|format|lay) (?:it|them|things|everything|(?:your )?(?:answers|replies))(?: out| up)?|"
+                   r"(?:answer|reply|respond|talk to me|explain things)(?: to me)?)\b.{0,30}\b(?:paragraphs?|bullet(?: point)?s?|lists?|numbered|prose|"
+                   r"tables?|headings?|short|brief|concise|plain (?:english|language|words)|detailed|formal|casual|emojis?)\b")
+"""An order about the form of answers (用分点回答 · Write it out in paragraphs) is a standing wish, not this turn's task."""
+_TOPIC_REQUEST = _rx(r"^(?!帮|给|请|你|我|麻烦|明天|后天|下周|下个|待会|等下|一会|上午|中午|下午|晚上|早上|今晚|今早)[\u4e00-\u9fff]{2,8}?(?:都|就|也)?(?:给我|帮我|跟我|对我)")
+"""A request after its topic is a standing one: 住宿给我推便宜的青旅就行 · 术语给我翻成中文 (but
+帮我推荐个餐厅 and 明天给我订个酒店 are for one turn)."""
+_HABIT = _rx(r"(?:的时候|时候|每当|凡是|只要是?)[^，,。]{0,20}?(?:请|就|都|要|得|用|写|给|别|不要|按|先|多|少)"
+             r"|^(?:when(?:ever)?|any ?time|each time|every time) (?:you|I)\b[^,]*,")
+"""A standing wish phrased as a habit: 给我写代码的时候注释写中文 · When you show me code, please use R."""
+_PROHIBIT = _rx(r"(?:别|不要|不用|不必|甭|不需要)再?(?:给|帮|替|跟|和)?我|(?:别|不要|不用)再?(?:推荐|推|安排|排|发|提醒|约|订|留)"
+                r"|\b(?:no need to|you don't (?:need|have) to|there's no need to|you can stop)\b")
+"""A prohibition anywhere in a clause, after a topic: 中午那段别给我塞会 · 中午不用给我留午休了."""
 _STYLE_REQUEST = _rx(rf"^{_LEAD_TIME}(?:请|你|以后|回答|回复|说话|解释)*.{{0,6}}(?:简短|简洁|详细|短|长|慢|通俗|正式|随意|直接).{{0,4}}(?:一点|一些|点|些)"
                      rf"|^{_LEAD_TIME}(?:please\s+)?(?:keep|make) (?:it|your (?:answers?|replies|responses)|answers?) (?:short|brief|concise|simple|detailed|longer)")
-_SELF = _rx(r"我(?:现在|目前|已经|平时|一般|一直|其实|真的|也|还|又|开始|重新)*(?:是|不是|不|没|很|挺|比较|特别|超|最|喜欢|讨厌|爱|怕|受不了|吃|喝|用|住|在|对|习惯|偏好|宁愿|宁可|更|倾向|想要|希望|需要|要|只|能|会|戒|有|家|的)"
+_SELF = _rx(r"我的?[\u4e00-\u9fff]{1,3}(?:有点|有些|很|太|比较|挺|特别|不太|一直|偏)|我的?[\u4e00-\u9fff]{2,4}是(?!不是)|我(?:现在|目前|已经|平时|一般|一直|其实|真的|也|还|又|开始|重新)*(?:是|不是|不|没|很|挺|比较|特别|超|最|喜欢|讨厌|爱|怕|受不了|吃|喝|用|住|在|对|习惯|偏好|宁愿|宁可|更|倾向|想要|希望|需要|要|只|能|会|戒|有|家|的)"
             r"|\bI(?:'m|'ve| am| have| do| don't| do not| can't| cannot| can| never| always| usually| only| really| actually| now| still| just| no longer| used to|'d rather| would rather| prefer| like| love| hate| dislike| eat| drink| use| live| work| need| want| started| stopped| quit| switched| gave up| moved| got| became)\b"
             r"|\bmy (?:\w+ ){0,2}(?:is|are|was)\b")
-_COMPLAINT = _rx(r"(?:上次|上回|那次|之前|昨天|前两天|前几天|你(?:上次)?(?:推荐|给|说|安排|选|订|写|发)的).{0,40}?(?:太|得我|害我|害得|让我|弄得|搞得|受不了|难受|不行|没法|白跑|踩雷|后悔|难吃|难喝|无聊|看不懂|头大)"
+_COMPLAINT = _rx(r"(?:上次|上回|那次|之前|昨天|前两天|前几天|你(?:上次)?(?:推荐|给|说|安排|选|订|写|发)的).{0,40}?(?:太|得我|害我|害得|让我|弄得|搞得|受不了|难受|不行|没法|白跑|踩雷|后悔|难吃|难喝|无聊|看不懂|头大|没睡|睡不着|失望|坑|吵|贵|退了|扔了|坏了|吐|拉肚子|过敏|疼|痛|晕|腻|咸|辣)"
                  r"|\b(?:last time|the (?:\w+ ){0,3}you (?:recommended|suggested|gave|picked|booked|chose|sent|wrote)|that (?:\w+ ){0,3}you (?:recommended|suggested|gave|picked|booked|chose|sent|wrote))\b.{0,60}?"
                  r"\b(?:wrecked|ruined|too|awful|terrible|hated|couldn't|made me|killed|hurt|boring|useless|confus|lost me|overwhelm|waste)")
 _REVERSAL = _rx(r"不对|不是这样|错了|搞错|说错|改成|改为|换成|改一下|改回|不用.{0,12}了|不需要.{0,12}了|不再|别再|不要再|再也不|其实|还是.{0,16}吧|算了|又能|又可以|又开始|重新|恢复|能.{0,6}了$|可以.{0,10}了$|"
                 r"\b(?:no longer|not anymore|any ?more|actually|changed my mind|change of plan|scratch that|instead|again|on second thought|forget what I said|wait|that's wrong|I was wrong|used to|these days|switched|started|stopped|quit|gave up|back to)\b")
-_STYLE = _rx(r"回答|回复|答案|解释|讲解|讲|说话|语气|口吻|格式|列表|要点|分点|分条|步骤|例子|举例|表情|字数|简短|简洁|详细|啰嗦|结论|英文|中文|繁体|术语|代码注释|markdown|"
-             r"\b(?:answers?|repl(?:y|ies)|responses?|respond|explain|explanations?|tone|format(?:ting)?|bullets?|bullet points|lists?|steps?|examples?|emojis?|short|brief|concise|detail(?:ed)?|formal|casual|jargon|summary|tl;?dr|code comments|in (?:English|Chinese|Spanish|French|German|Japanese))\b")
+_STYLE = _rx(r"回答|回复|答案|解释|讲解|讲|说话|语气|口吻|格式|列表|段落|要点|分点|分条|步骤|例子|举例|表情|字数|简短|简洁|详细|啰嗦|结论|英文|中文|繁体|术语|代码注释|markdown|"
+             r"\b(?:answers?|repl(?:y|ies)|responses?|respond|explain|explanations?|tone|format(?:ting)?|bullets?|bullet points|lists?|paragraphs?|prose|steps?|examples?|emojis?|short|brief|concise|detail(?:ed)?|formal|casual|jargon|summary|tl;?dr|code comments|in (?:English|Chinese|Spanish|French|German|Japanese))\b")
 _CLAUSES = re.compile(r"[，,；;：:]|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])|\s+(?:so|and|but)\s+", re.IGNORECASE)
 _REQUEST = _rx(rf"^{_LEAD_TIME}(?:请|你|都|就|也)*(?:帮我|给我)?(?:推荐|推|安排|按|用|换成|改成|只|做)"
                rf"|^{_LEAD_TIME}(?:please\s+)?(?:give|suggest|recommend|use|plan|show|make|keep|stick to|switch to|book)\b")
@@ -90,7 +112,9 @@ _POLITE = _rx(r"^(?:can|could|would|will) you (?:please )?|^(?:能不能|可不�
 
 def classify_statement(text: str) -> StatementCue | None:
     """The statement a user message makes, if it makes one (see the module table)."""
-    sentences = asserted_sentences(text) + _polite_requests(text)
+    if _META.search(text) or any(mark in text for mark in SECRET_PLACEHOLDERS.values()):
+        return None
+    sentences = asserted_sentences(text) + _polite_requests(text) or _asserted_clauses(text)
     if not sentences:
         return None
     kinds: list[StatementKind] = []
@@ -101,7 +125,9 @@ def classify_statement(text: str) -> StatementCue | None:
             kinds.append("complaint")
         elif _MOOD.search(body) and not _NOT_MOOD.search(body) and not _LASTING.search(body):
             kinds.append("mood")
-        elif _DIRECTIVE.search(body) or _LASTING.search(body) or _STYLE_REQUEST.search(body):
+        elif (_DIRECTIVE.search(body) or _LASTING.search(body) or _STYLE_REQUEST.search(body)
+              or _HABIT.search(body) or _PROHIBIT.search(body) or _STYLE_ORDER.search(body)
+              or _TOPIC_REQUEST.search(body)):
             kinds.append("wish")
         elif _REQUEST.search(body) and (_DAY.search(text) or _WEEK.search(text) or _DAYS.search(text)):
             # a request with a time scope is a wish for that period: 这周做饭给我推荐点小孩子爱吃的
@@ -120,25 +146,31 @@ def classify_statement(text: str) -> StatementCue | None:
     joined = " ".join(sentences)
     return StatementCue(
         kind=kind,
-        period=_period(joined, kind),
+        period=_period(joined, kind, moody="mood" in kinds),
         reversal=_REVERSAL.search(joined) is not None,
         style=_STYLE.search(joined) is not None,
     )
 
 
-_CHATTER = _rx(r"^(?:好的?|嗯+|哦+|噢|行|可以|收到|谢谢|谢啦|多谢|哈+|嘿+|对|是的|没事|ok|okay|k|thanks?|thank you|thx|ty|cool|nice|great|sure|yes|yeah|yep|no|nope|lol|haha|got it|sounds good|fine|alright|right|hi|hello|hey|bye|good (?:morning|night)|早|晚安|你好|在吗)\W*$")
+_META = _rx(r"^\W*(?:您好|你好|hi|hello|hey)?\W*(?:我)?(?:有个|有一个|有几个)(?:小)?问题|想(?:问|请教)|请教(?:一下|你)|问(?:你|您)一下"
+            r"|\b(?:(?:I have|I've got|got) (?:a|one|another) (?:quick |small )?question|quick question|can I ask)\b")
+"""Talk about the conversation itself (我有个问题想请教一下 · quick question): no statement."""
+_CHATTER = _rx(r"^(?:(?:very|so|really|pretty) (?:good|nice|cool|funny)|good one|"
+               r"好的?|嗯+|哦+|噢|行|可以|收到|谢谢|谢啦|多谢|哈+|嘿+|对|是的|没事|ok|okay|k|thanks?|thank you|thx|ty|cool|nice|great|sure|yes|yeah|yep|no|nope|lol|haha|got it|sounds good|fine|alright|right|hi|hello|hey|bye|good (?:morning|night)|早|晚安|你好|在吗)\W*$")
 _ACK = _rx(r"^(?:好的|好滴|好嘞|谢|多谢|感谢|哈|呵|嘻|嗯|哦|噢|唔|收到|明白|懂了|对对|等(?:我|会|一下)|救命|"
            r"ok\b|okay|thank|thanks|thx|perfect|great|nice|cool|awesome|lovely|haha|ha\b|hah|lol|lmao|omg|sorry|brb|right,|fair|wow|yay|ugh|oops)")
 _SMALL_TALK = _rx(r"下雨|下雪|刮风|天凉|天冷|好冷|好热|太冷|太热|天气|空调|困死|zzz|"
                   r"\b(?:rain(?:ing|y)?|snow(?:ing)?|drizzl\w*|pouring|cold out|hot out|weather|sunny|grey|gray|coffee's|story of my life|back to it|i'm back)\b")
 _TASK = _rx(r"^(?:请|麻烦|你)?(?:帮我|给我|替我)?(?:推荐|写|做|安排|查|找|搜|订|规划|计划|解释|讲讲|讲一下|说说|分析|翻译|总结|算|计算|列|比较|介绍|想|出|改|看看|检查)"
             r"|^(?:please\s+)?(?:help|write|make|plan|find|search|look up|explain|tell me|give me|show me|suggest|recommend|translate|summari[sz]e|compare|list|draft|check|calculate|compute|create|generate|teach|walk me through)\b")
-_ANY_WORD = re.compile(r"[\u4e00-\u9fff]{2,}|[A-Za-z]{3,}")
 
 
 _TASK_ANYWHERE = _rx(r"(?:推荐|帮我|给我|替我|订|点|设|安排|排|挑|配|找|看看)(?:个|一个|一下|两个|一部|一杯|一款|些|点)?[^，,。]{0,12}吧?$|晚安|明天见|您好|你好|请教"
                      r"|\b(?:remind me|set (?:up|something)|book|schedule|i need|need (?:a|an|some|something|to)|i want|i'd like|looking for|"
                      r"any (?:ideas|suggestions|tips)|talk to me|what's|how (?:do|should|can) i|where do i|good morning|morning)\b")
+
+
+_ANY_WORD = re.compile(r"[\u4e00-\u9fff]{2,}|[A-Za-z]{3,}")
 
 
 def _is_plain_statement(sentence: str) -> bool:
@@ -152,6 +184,28 @@ def _is_plain_statement(sentence: str) -> bool:
     return len(_ANY_WORD.findall(body)) >= 2
 
 
+def _asserted_clauses(text: str) -> list[str]:
+    """When no sentence asserts anything, the clauses before a tag question (“Nothing before 6,
+    ok?”, “中午别排会，好吗？”) and the clauses beside hearsay (“医生说我血压控制得很好，口味重一点的
+    菜也都能吃”)."""
+    out: list[str] = []
+    for sentence in _SENTENCES.findall(text):
+        clauses = [c.strip() for c in _CLAUSES.split(sentence) if c.strip(" \t。！？!?")]
+        if len(clauses) < 2:
+            continue
+        if _TAG.fullmatch(clauses[-1]):
+            clauses = clauses[:-1]
+        elif any(_QUESTION_MARK.search(c) for c in clauses):
+            continue
+        out += [c for c in clauses if asserted_sentences(c)]
+    return out
+
+
+_SENTENCES = re.compile(r"[^。！？!?\n]+[。！？!?]*")
+_TAG = _rx(r"(?:ok|okay|right|yeah|please|alright|好吗|行吗|可以吗|好不好|行不行|知道吗|听到没|记住了吗|懂吗|好嘛|行嘛)\s*[?？]*")
+_QUESTION_MARK = re.compile(r"[?？]|吗|什么|怎么|哪|啥|多少|要不要|是不是|能不能|会不会|有没有|可不可以|好不好|行不行|\b(?:what|how|where|which|who|why)\b", re.IGNORECASE)
+
+
 def _polite_requests(text: str) -> list[str]:
     """“Could you always give me metric units?” is a request, not a question."""
     out = []
@@ -163,7 +217,9 @@ def _polite_requests(text: str) -> list[str]:
     return out
 
 
-def _period(text: str, kind: StatementKind) -> Period | None:
+def _period(text: str, kind: StatementKind, moody: bool = False) -> Period | None:
+    """How long a statement holds; ``moody``: a clause of it is a passing state (“I've got a
+    migraine, keep it brief”): a wish made from one lasts that day unless it says it lasts."""
     if _PERMANENT_DAY.search(text):
         return None
     if _LASTING.search(text) and kind != "mood":
@@ -172,7 +228,7 @@ def _period(text: str, kind: StatementKind) -> Period | None:
         return "week"
     if _DAYS.search(text):
         return "days"
-    if _DAY.search(text) or kind == "mood":
+    if _DAY.search(text) or kind == "mood" or moody:
         return "day"
     return None
 

@@ -27,6 +27,17 @@ from tianma.policies.statements import classify_statement, period_end
         ("Tonight, please keep it short", "wish", "day", False),
         ("从今天起别给我推送广告", "wish", None, False),
         ("Could you always use metric units from now on?", "wish", None, False),
+        ("给我发邮件草稿的时候落款写小周", "wish", None, False),  # a habit: …的时候…
+        ("When you plan my trips, please keep drives under three hours.", "wish", None, False),
+        ("周末那两天别给我排跑步", "wish", None, False),  # a prohibition after its topic
+        ("晚饭不用给我算热量了", "wish", None, True),
+        ("咖啡都给我推燕麦奶的", "wish", None, False),  # a request after its topic
+        ("Lay it out in numbered steps.", "wish", None, False),
+        ("No onions in anything, ok?", "fact", None, False),  # before a tag question
+        ("我同事说我太瘦了，晚饭给我推高蛋白的", "wish", None, False),  # beside hearsay
+        ("Metric, if you'd be so kind.", "fact", None, False),
+        ("我手机是安卓的", "fact", None, False),
+        ("I've got a terrible migraine, keep it brief", "wish", "day", False),  # a wish made from a passing state
     ],
 )
 def test_statements_are_told_apart_with_their_period(text: str, kind: str, period: str | None, reversal: bool) -> None:
@@ -38,7 +49,10 @@ def test_statements_are_told_apart_with_their_period(text: str, kind: str, perio
 @pytest.mark.parametrize(
     "text",
     ["解释一下怎么配置路由器。", "推荐一款耳机", "谢谢", "嗯嗯", "How's the weather today?", "I mean, what should I cook tonight?",
-     "如果我不吃辣的话你会推荐什么？", "他说他不吃香菜"],
+     "如果我不吃辣的话你会推荐什么？", "他说他不吃香菜",
+     "你好，我有个问题想请教一下", "Quick question about my router", "Very good.", "有啥好用的浏览器插件",
+     "明天给我订个酒店", "下午帮我点杯咖啡", "手里有两万块 要不要买基金",
+     "记一下门禁码 [密码已删除/code removed]"],  # a secret's message asks to keep it: no statement
 )
 def test_questions_requests_chatter_and_hearsay_state_nothing(text: str) -> None:
     assert classify_statement(text) is None

@@ -1,0 +1,50 @@
+"""What everyday subject a statement is about, by nearness to a shipped list of subject labels.
+
+Raw e5 similarity between two statements mixes their subject with everything else they share
+(“I prefer …”, a complaint's tone, the same city). Projecting each statement on a list of
+subjects (``data/statement_subjects.txt``: answer length, units, travel transport, spicy food,
+podcasts, … about eighty, in English and Chinese) gives a coarse label that two phrasings of the
+same wish usually share even when no word and little else does (“Fahrenheit and miles, always” ·
+“Switch me over to Celsius and kilometers”). Each label's mean score over the background of
+ordinary statements is taken off first, so broad labels do not attract everything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from tianma.memory.protocols import Embedder, Matrix
+
+TOP = 2
+"""Two statements share a subject when each one's best label is among the other's best two."""
+
+
+@dataclass(frozen=True, slots=True)
+class SubjectLabels:
+    """Embedded subject labels and the background score taken off each."""
+
+    labels: tuple[str, ...]
+    vectors: Matrix
+    offset: np.ndarray
+
+    @classmethod
+    def build(cls, embedder: Embedder, background: Matrix) -> SubjectLabels:
+        """Embed the shipped labels (as queries: a label asks “is this about …?”)."""
+        path = Path(__file__).parent / "data" / "statement_subjects.txt"
+        lines = [x.strip() for x in path.read_text(encoding="utf-8").splitlines()]
+        labels = tuple(x for x in lines if x and not x.startswith("#"))
+        vectors = np.vstack([embedder.embed_query(x) for x in labels]).astype(np.float32)
+        return cls(labels, vectors, (background @ vectors.T).mean(axis=0))
+
+    def best(self, vectors: Matrix) -> np.ndarray:
+        """Indices of each row's :data:`TOP` nearest labels, best first (shape ``(n, TOP)``)."""
+        scores = np.asarray(vectors, dtype=np.float32) @ self.vectors.T - self.offset
+        return np.argsort(-scores, axis=1)[:, :TOP]
+
+
+def same_subject(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two rows of :meth:`SubjectLabels.best` name the same subject (mutual top two)."""
+    return bool(a[0] in b and b[0] in a)
