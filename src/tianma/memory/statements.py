@@ -37,14 +37,14 @@ SAME_SUBJECT = 0.5
 """Centred cosine (plus :data:`SHARED_WORD_BONUS`) at or above which a new statement is about the
 subject of an earlier one. e5 puts every "I prefer …" sentence near every other (raw cosines
 0.85–0.93 whatever the subject), so the comparison first subtracts the mean of a background of
-ordinary statements and of the user's own current ones. Tuned on the dev users of the learning
-benchmark only (README, "How it learns")."""
-SAME_SUBJECT_WITH_CUE = 0.40
-"""…when the new statement carries a revision cue (不对, 不用…了, no longer, actually …)."""
+ordinary statements and of the user's own current ones. A revision cue (不对, actually …) does not
+lower it: a correction restating one wish must not close the nearest wish of another subject.
+Tuned on the dev users of the learning benchmark only (README, "How it learns")."""
 SHARED_WORD_BONUS = 0.1
 """Added when the two statements share a content word (two characters or more)."""
 SAME_LABEL = 0.2
-"""…when both statements have the same subject label (:mod:`tianma.memory.subjects`)."""
+"""Centred cosine enough when both statements have the same subject label
+(:mod:`tianma.memory.subjects`)."""
 _ADDITIVE = re.compile(r"\b(?:also|too|as well|another|in addition)\b|也对|还对|也有|另外|此外|还有", re.IGNORECASE)
 """A statement that adds to what was said (“I'm also allergic to …”) does not replace a
 statement of the same label; only one close in meaning or with the same key."""
@@ -111,7 +111,6 @@ def close_superseded(
     scores = subject_scores(event, vector, current, [stored[r.id] for r in current], background)
     said = _said(event)
     keys = {k for k, _, _ in said}
-    threshold = SAME_SUBJECT_WITH_CUE if cue.reversal else SAME_SUBJECT
     best = max(scores)
     labelled = [False] * len(current)
     if subjects is not None and (cue.reversal or not _ADDITIVE.search(event.content)):
@@ -119,13 +118,42 @@ def close_superseded(
         labelled = [same_subject(tops[-1], top) for top in tops[:-1]]
     same = [
         r for r, score, label in zip(current, scores, labelled, strict=True)
-        if keys & {k for k, _, _ in _said(r)} or (score >= threshold and score >= best - NEAREST_MARGIN)
+        if keys & {k for k, _, _ in _said(r)} or (score >= SAME_SUBJECT and score >= best - NEAREST_MARGIN)
         or (label and score >= SAME_LABEL)
     ]  # fmt: skip
     if not same:
         return []
     how = {r.id: _how(cue, event.content, said, r) for r in same}
     return memory.store.end_validity(event.user_id, [r.id for r in same], at, by=event.id, how=how)
+
+
+def outdated_by_statements(
+    memory: Memory, user_id: str, records: Sequence[MemoryRecord], statements: Sequence[MemoryRecord],
+    background: np.ndarray, subjects: SubjectLabels,
+) -> set[str]:  # fmt: skip
+    """Ids of the retrieved ``records`` that a newer current lasting statement in ``statements``
+    is about — by the rule that closes statements (:func:`close_superseded`). A message that was
+    never a statement (a complaint phrased as a question, “怎么又给我推航班了”) cannot be closed
+    when it is said; beside a newer statement of its subject in the same prompt it is outdated."""
+    lasting = [s for s in statements if (c := cue_of(s)) is not None and c.period is None and s.at is not None]
+    older = [r for r in records if r.kind == "event" and r.at is not None]
+    if not lasting or not older:
+        return set()
+    vectors = memory.vectors.get_vectors(user_id, [r.id for r in (*lasting, *older)])
+    out: set[str] = set()
+    for newer in lasting:
+        if newer.id not in vectors or newer.at is None:
+            continue
+        before = [r for r in older if r.id in vectors and r.at is not None and r.at < newer.at and r.id not in out]
+        if not before:
+            continue
+        scores = subject_scores(newer, vectors[newer.id], before, [vectors[r.id] for r in before], background)
+        tops = subjects.best(np.vstack([*(vectors[r.id] for r in before), vectors[newer.id]]))
+        out |= {
+            r.id for r, score, top in zip(before, scores, tops[:-1], strict=True)
+            if score >= SAME_SUBJECT or (score >= SAME_LABEL and same_subject(tops[-1], top))
+        }  # fmt: skip
+    return out
 
 
 def subject_scores(

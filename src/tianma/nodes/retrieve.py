@@ -11,7 +11,7 @@ from tianma.graph.state import TurnState, TurnUpdate
 from tianma.memory.embedders import embed_message
 from tianma.memory.records import candidate_to_dict
 from tianma.memory.search import hybrid_search
-from tianma.memory.statements import current_only, resident_profile
+from tianma.memory.statements import current_only, outdated_by_statements, resident_profile
 from tianma.memory.tokenize import tokenize
 from tianma.telemetry import semconv as sc
 from tianma.telemetry.spans import current_span
@@ -60,6 +60,10 @@ def retrieve(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
         if c.record.id not in resident and not (window_only and c.record.dialogue_id == state["dialogue_id"])
     ]
     current = {r.id for r in current_only(store, user_id, [c.record for c in found], at)}
+    stated = store.get_many(user_id, [p["id"] for p in profile if p["kind"] == "event"]) if profile else {}
+    current -= outdated_by_statements(deps.memory, user_id, [c.record for c in found if c.record.id in current],
+                                      list(stated.values()), deps.anchors.statement_background(),
+                                      deps.anchors.statement_subjects())  # fmt: skip
     closed = [c.record.id for c in found if c.record.id not in current]  # never injected as current
     found = [c for c in found if c.record.id in current]
     span = current_span()

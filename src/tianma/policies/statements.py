@@ -88,11 +88,13 @@ _HABIT = _rx(r"(?:的时候|时候|每当|凡是|只要是?)[^，,。]{0,20}?(?:
              r"|^(?:when(?:ever)?|any ?time|each time|every time) (?:you|I)\b[^,]*,")
 """A standing wish phrased as a habit: 给我写代码的时候注释写中文 · When you show me code, please use R."""
 _PROHIBIT = _rx(r"(?:别|不要|不用|不必|甭|不需要)再?(?:给|帮|替|跟|和)?我|(?:别|不要|不用)再?(?:推荐|推|安排|排|发|提醒|约|订|留)"
+                r"|(?:别|不要|不能|不许)(?:超过|超出|高于|低于|少于|多于|贵于)|预算.{0,6}(?:以内|以下|之内|左右|封顶|上限|不超过)"
+                r"|\b(?:nothing (?:over|above|under|more than|pricier than)|keep it under|no more than|my budget is|budget of)\b"
                 r"|\b(?:no need to|you don't (?:need|have) to|there's no need to|you can stop)\b")
 """A prohibition anywhere in a clause, after a topic: 中午那段别给我塞会 · 中午不用给我留午休了."""
 _STYLE_REQUEST = _rx(rf"^{_LEAD_TIME}(?:请|你|以后|回答|回复|说话|解释)*.{{0,6}}(?:简短|简洁|详细|短|长|慢|通俗|正式|随意|直接).{{0,4}}(?:一点|一些|点|些)"
                      rf"|^{_LEAD_TIME}(?:please\s+)?(?:keep|make) (?:it|your (?:answers?|replies|responses)|answers?) (?:short|brief|concise|simple|detailed|longer)")
-_SELF = _rx(r"我的?[\u4e00-\u9fff]{1,3}(?:有点|有些|很|太|比较|挺|特别|不太|一直|偏)|我的?[\u4e00-\u9fff]{2,4}是(?!不是)|我(?:现在|目前|已经|平时|一般|一直|其实|真的|也|还|又|开始|重新)*(?:是|不是|不|没|很|挺|比较|特别|超|最|喜欢|讨厌|爱|怕|受不了|吃|喝|用|住|在|对|习惯|偏好|宁愿|宁可|更|倾向|想要|希望|需要|要|只|能|会|戒|有|家|的)"
+_SELF = _rx(r"我的?[\u4e00-\u9fff]{1,3}(?:有点|有些|很|太|比较|挺|特别|不太|一直|偏)|我的?(?!意思|问题|想法)[\u4e00-\u9fff]{2,4}是(?!不是)|我(?:现在|目前|已经|平时|一般|一直|其实|真的|也|还|又|开始|重新)*(?:是|不是|不|没|很|挺|比较|特别|超|最|喜欢|讨厌|爱|怕|受不了|吃|喝|用|住|在|对|习惯|偏好|宁愿|宁可|更|倾向|想要|希望|需要|要|只|能|会|戒|有|家|的)"
             r"|\bI(?:'m|'ve| am| have| do| don't| do not| can't| cannot| can| never| always| usually| only| really| actually| now| still| just| no longer| used to|'d rather| would rather| prefer| like| love| hate| dislike| eat| drink| use| live| work| need| want| started| stopped| quit| switched| gave up| moved| got| became)\b"
             r"|\bmy (?:\w+ ){0,2}(?:is|are|was)\b")
 _COMPLAINT = _rx(r"(?:上次|上回|那次|之前|昨天|前两天|前几天|你(?:上次)?(?:推荐|给|说|安排|选|订|写|发)的).{0,40}?(?:太|得我|害我|害得|让我|弄得|搞得|受不了|难受|不行|没法|白跑|踩雷|后悔|难吃|难喝|无聊|看不懂|头大|没睡|睡不着|失望|坑|吵|贵|退了|扔了|坏了|吐|拉肚子|过敏|疼|痛|晕|腻|咸|辣)"

@@ -37,6 +37,8 @@ from tianma.policies.statements import classify_statement, period_end
         ("我同事说我太瘦了，晚饭给我推高蛋白的", "wish", None, False),  # beside hearsay
         ("Metric, if you'd be so kind.", "fact", None, False),
         ("我手机是安卓的", "fact", None, False),
+        ("买衣服别超过三百块", "wish", None, False),  # a limit
+        ("Nothing over $80, please", "wish", None, False),
         ("I've got a terrible migraine, keep it brief", "wish", "day", False),  # a wish made from a passing state
     ],
 )
