@@ -27,6 +27,7 @@ from tianma.guardrails.breaker import CircuitBreaker
 from tianma.guardrails.constitution import load_constitution
 from tianma.guardrails.regression import Scenario, load_scenarios
 from tianma.guardrails.secrets import redact_secrets, secret_notice, storable
+from tianma.learning_worker import ReflectionWorker
 from tianma.llm.chat import model_name_of
 from tianma.llm.ollama import close_chat_model, create_ollama_chat_model
 from tianma.memory import reviews
@@ -115,6 +116,8 @@ class Runtime:
             self.constitution, embedder, self.settings.guardrails.breaker_threshold
         )
         self._dialogues: weakref.WeakValueDictionary[str, threading.Lock] = weakref.WeakValueDictionary()
+        self._reflecting: weakref.WeakValueDictionary[str, threading.Lock] = weakref.WeakValueDictionary()
+        self._worker: ReflectionWorker | None = None
         self._closed = False
 
     # -- turns ----------------------------------------------------------------------------
@@ -200,11 +203,14 @@ class Runtime:
 
     def _dialogue_lock(self, thread: str) -> threading.Lock:
         """One lock per dialogue, alive while some turn holds or waits for it."""
+        return self._named_lock(self._dialogues, thread)
+
+    def _named_lock(self, locks: weakref.WeakValueDictionary[str, threading.Lock], name: str) -> threading.Lock:
         with self._lock:
-            lock = self._dialogues.get(thread)
+            lock = locks.get(name)
             if lock is None:
                 lock = threading.Lock()
-                self._dialogues[thread] = lock
+                locks[name] = lock
             return lock
 
     def feedback(self, event_id: str, kind: str, text: str | None = None, at: datetime | None = None) -> str:
@@ -249,14 +255,28 @@ class Runtime:
             self.memory.store.end_dialogue(dialogue_id, when)
             user_id = self.memory.store.get_dialogue_user(dialogue_id)
             due = reflection_due(self.memory.store, user_id, None, self.settings.learning)
-            self._auto_reflect(user_id, due, when)
+        self._auto_reflect(user_id, due, when)
 
     def _auto_reflect(self, user_id: str, due: str | None, at: datetime) -> str | None:
-        """Run the reflection a trigger asked for, when automatic reflection is on."""
+        """Run the reflection a trigger asked for, when automatic reflection is on — in the
+        background worker when one is running (:meth:`start_background_learning`), then None."""
         if due is None or not self.settings.learning.auto_reflect:
+            return None
+        if self._worker is not None:
+            self._worker.submit(user_id, at, due)
             return None
         (report,) = self.reflect(user_id, at=at, trigger=due)
         return str(report["run_id"])
+
+    def start_background_learning(self) -> ReflectionWorker:
+        """From now on a triggered reflection runs in a background thread, not in the turn that
+        triggered it (``tianma serve`` does this: a reply never waits for learning). Idempotent."""
+        with self._lock:
+            if self._worker is None:
+                self._worker = ReflectionWorker(
+                    lambda user_id, at, trigger: self.reflect(user_id, at=at, trigger=trigger)
+                )
+            return self._worker
 
     # -- memory ---------------------------------------------------------------------------
 
@@ -345,14 +365,14 @@ class Runtime:
         when = as_aware(at)
         users = [user_id] if user_id is not None else self.memory.store.users()
         deps = ReflectionDeps(self.memory, self.chat_model, self.settings, self.constitution, self._breaker,
-                              self.regression_scenarios)  # fmt: skip
+                              self.regression_scenarios, self._lock)  # fmt: skip
         reports = []
-        with self._lock:
-            for uid in users:
+        for uid in users:  # one run per user at a time; the model is called without the memory lock
+            with self._named_lock(self._reflecting, uid):
                 out = self._reflection.invoke(
                     {"user_id": uid, "at": when, "trigger": trigger, "dry_run": dry_run}, context=deps
                 )
-                reports.append(out["report"])
+            reports.append(out["report"])
         return reports
 
     def maintain(self, at: datetime | None = None) -> list[dict[str, Any]]:
@@ -475,7 +495,11 @@ class Runtime:
     # -- lifecycle ------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Release the store, the index and the checkpointer (a second call does nothing)."""
+        """Release the store, the index and the checkpointer (a second call does nothing); a
+        background reflection that is running finishes first, waiting ones are dropped."""
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.close()
         with self._lock:
             if self._closed:
                 return

@@ -24,6 +24,7 @@ def test_all_lists_exactly_the_public_names() -> None:
         "cli",
         "bench",
         "scheduler",
+        "learning_worker",
         "serve",
         "testing",
     }

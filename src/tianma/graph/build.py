@@ -33,8 +33,10 @@ def traced(name: str, fn: NodeFn, prefix: str = sc.NODE_SPAN_PREFIX) -> NodeFn:
     return run
 
 
-UNLOCKED_NODES = frozenset({"generate"})
-"""Nodes that run without the memory lock: they only talk to the chat model."""
+UNLOCKED_NODES = frozenset({"generate", "capture_signals"})
+"""Nodes that run without the memory lock: ``generate`` only talks to the chat model;
+``capture_signals`` holds ``Deps.lock`` itself while it writes and lets it go for the rolling
+summary's model call (a plugin in that slot must take the lock around its memory work too)."""
 
 
 def serialised(fn: NodeFn) -> NodeFn:

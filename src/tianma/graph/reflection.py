@@ -7,8 +7,10 @@ filters, failure batching) and ``validate`` (the regression gate) run between ``
 
 from __future__ import annotations
 
+import functools
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -64,7 +66,13 @@ class ReflectionDeps:
     breaker: CircuitBreaker
     scenarios: Callable[[], tuple[Scenario, ...]]
     """The regression set (read when a gate runs, so edits apply without a restart)."""
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    """The runtime's memory lock: every node but ``reflect`` holds it; ``reflect`` holds it only
+    to read, never while the chat model is called, so turns go on during a reflection."""
 
+
+UNLOCKED_REFLECTION_NODES = frozenset({"reflect"})
+"""Nodes that take the memory lock themselves, around their reads only (the model call runs outside)."""
 
 REFLECTION_NODES = (
     "gather", "reflect", "merge_evidence", "detect_contradictions", "score", "guard", "validate", "publish",
@@ -86,8 +94,20 @@ def build_reflection_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
     previous = START
     for name in REFLECTION_NODES:
         node = getattr(reflection_guard if name in ("guard", "validate") else nodes, name)
+        node = node if name in UNLOCKED_REFLECTION_NODES else _locked(node)
         graph.add_node(name, traced(name, node, prefix="tianma.reflection "))
         graph.add_edge(previous, name)
         previous = name
     graph.add_edge(previous, END)
     return graph.compile(name="tianma-reflection")
+
+
+def _locked(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """Run a reflection node while holding ``ReflectionDeps.lock``."""
+
+    @functools.wraps(fn)
+    def run(state: Any, runtime: Any) -> Any:
+        with runtime.context.lock:
+            return fn(state, runtime)
+
+    return run

@@ -119,10 +119,15 @@ def publish_plan(
         for item in plan:
             tally(item, f"would_{item['action']}")
         return run_id, report()
+    referenced = sorted({i for item in plan for i in _references(item)})
+    present = set(memory.store.get_many(user_id, referenced)) if referenced else set()
     with map_sql_errors(), memory.store.engine.begin() as conn:
         changes = ChangeSet(conn, user_id, run_id, at)
         created: dict[tuple[str, str], str] = {}
         for item in plan:
+            if not set(_references(item)) <= present:  # forgotten while the model was thinking
+                tally(item, "dropped_forgotten")
+                continue
             guard = item.get("guard") or {}
             if guard.get("outcome") == "rejected":  # never written; the reason stays visible
                 queue_review(conn, item, guard, user_id, run_id, None, at, status="rejected")
@@ -145,6 +150,12 @@ def publish_plan(
         )  # fmt: skip
     memory.reindex(user_id, changes.touched)
     return run_id, report()
+
+
+def _references(item: Mapping[str, Any]) -> list[str]:
+    """Records a plan item stands on: its proposal's events and its target."""
+    p = item.get("proposal") or {}
+    return [*p.get("source_event_ids", ()), *([item["target_id"]] if item.get("target_id") else [])]
 
 
 def _apply(

@@ -64,8 +64,36 @@ def injected_rows(state: TurnState) -> list[dict[str, Any]]:
 
 
 def capture_signals(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
-    """Write the turn's event (even when the model failed) and the signals it reveals."""
-    deps, at, user_id = runtime.context, state["at"], state["user_id"]
+    """Write the turn's event (even when the model failed) and the signals it reveals, holding
+    the memory lock; then fold the short-term window into the rolling summary without it (the
+    summary is a model call: another user's turn must not wait for it)."""
+    deps = runtime.context
+    with deps.lock:
+        update = _record(state, deps)
+    folded = _fold(state, deps)
+    if folded:  # the window keeps the redacted message (set by _record) and loses the folded turns
+        messages = [*update.get("messages", []), *folded.pop("messages")]
+        update = {**update, **folded, "messages": messages}
+    return update
+
+
+def _fold(state: TurnState, deps: Deps) -> TurnUpdate:
+    window = deps.settings.window
+    covered = state.get("summary_turns", 0)
+    previous = state.get("summary") if covered < REPLACE_EVERY else None  # rewritten every 20 turns
+
+    def summariser(turns: Any, prior: dict[str, str] | None) -> dict[str, str]:
+        return summarise_with_model(deps.chat_model, turns, prior)
+
+    removals, summary, folded = fold_window(state.get("messages", []), previous, window.turns, window.fold, summariser)
+    current_span().set_attribute(sc.TIANMA_WINDOW_FOLDED, folded)
+    if not folded:
+        return {}
+    return {"messages": removals, "summary": summary, "summary_turns": (covered if previous is not None else 0) + folded}
+
+
+def _record(state: TurnState, deps: Deps) -> TurnUpdate:
+    at, user_id = state["at"], state["user_id"]
     text, pii = storable(state["message"], deps.settings.guardrails.pii_redaction)
     stated = statement_fields(text, at, deps.settings.zone)
     refused = may_stand_as_stated(text, deps.constitution) if stated else None
@@ -96,21 +124,10 @@ def capture_signals(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     if judged:  # this message is the next move after the previous reply: its strategies learn
         types = [s.type for s in signals if s.target_event_id == judged]
         weights = learn_weights(deps.memory, judged, outcome_of(types), deps.settings.policies.learning_rate)
-    window = deps.settings.window
-    covered = state.get("summary_turns", 0)
-    previous = state.get("summary") if covered < REPLACE_EVERY else None  # rewritten every 20 turns
-
-    def summariser(turns: Any, prior: dict[str, str] | None) -> dict[str, str]:
-        return summarise_with_model(deps.chat_model, turns, prior)
-
-    removals, summary, folded = fold_window(
-        state.get("messages", []), previous, window.turns, window.fold, summariser
-    )
     due = reflection_due(deps.memory.store, user_id, state["dialogue_id"], deps.settings.learning)
     span = current_span()
     span.set_attribute(sc.TIANMA_EVENT_ID, stored.id)
     span.set_attribute(sc.TIANMA_SIGNALS, [f"{s.type}:{s.target_event_id}" for s in signals])
-    span.set_attribute(sc.TIANMA_WINDOW_FOLDED, folded)
     span.set_attribute("tianma.statement.kind", stored.key or "")
     span.set_attribute("tianma.statement.closed", closed)
     span.set_attribute("tianma.statement.refused", refused or "")
@@ -124,8 +141,4 @@ def capture_signals(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     current = [m for m in state.get("messages", []) if isinstance(m, HumanMessage)]
     if pii and current and current[-1].id:  # the window keeps the redacted text too
         update["messages"] = [HumanMessage(text, id=current[-1].id)]
-    if folded:
-        update["messages"] = [*update.get("messages", []), *removals]
-        update["summary"] = summary
-        update["summary_turns"] = (covered if previous is not None else 0) + folded
     return update

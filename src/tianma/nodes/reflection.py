@@ -62,7 +62,8 @@ def gather(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[str
 
 
 def reflect(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[str, Any]:
-    """Rule-based extraction always; one LLM call (JSON, low temperature) on top."""
+    """Rule-based extraction always; one LLM call (JSON, low temperature) on top — made without
+    the memory lock (the window was read by ``gather``), so other users' turns do not wait for it."""
     events = state.get("events", [])
     proposals: list[Proposal] = []
     moods = unimportant = 0
@@ -104,7 +105,8 @@ def reflect(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[st
     if every and not unsettled:
         llm["skipped"] = "the rule pass settled every statement"
     elif every and events:
-        since = messages_since_model_call(runtime.context.memory.store, state["user_id"], state["at"])
+        with runtime.context.lock:
+            since = messages_since_model_call(runtime.context.memory.store, state["user_id"], state["at"])
         if since < every:
             llm["skipped"] = f"{since} messages since the last model call (budget: one per {every})"
     if events and "skipped" not in llm:

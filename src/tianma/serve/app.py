@@ -47,6 +47,7 @@ def create_app(runtime: Runtime, *, host: str | None = None, scheduler: bool | N
     turns = TurnRunner(runtime, upstream, dialogues, serve.max_concurrent, serve.max_queue)
     ctx = ServeContext(runtime, auth, upstream, dialogues, turns)
     run_jobs = serve.scheduler if scheduler is None else scheduler
+    runtime.start_background_learning()  # a reply never waits for a reflection it triggered
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
