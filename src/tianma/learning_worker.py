@@ -31,9 +31,12 @@ class _Pending:
 class ReflectionWorker:
     """One background thread that runs submitted reflections one at a time."""
 
-    def __init__(self, reflect: Callable[[str, datetime, str], object]) -> None:
-        """``reflect(user_id, at, trigger)`` runs one reflection (``Runtime.reflect``)."""
+    def __init__(self, reflect: Callable[[str, datetime, str], object], warm: Callable[[], object] | None = None) -> None:
+        """``reflect(user_id, at, trigger)`` runs one reflection (``Runtime.reflect``); ``warm``
+        runs first, in the worker thread (one-time costs a reflection would otherwise pay under
+        the memory lock)."""
         self._reflect = reflect
+        self._warm = warm
         self._pending: OrderedDict[str, _Pending] = OrderedDict()
         self._running: str | None = None
         self._stopping = False
@@ -77,6 +80,11 @@ class ReflectionWorker:
         self._thread.join(timeout)
 
     def _loop(self) -> None:
+        if self._warm is not None:
+            try:
+                self._warm()
+            except Exception:
+                logger.exception("warming the reflection worker failed")
         while True:
             with self._cv:
                 self._cv.wait_for(lambda: self._pending or self._stopping)

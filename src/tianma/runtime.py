@@ -45,6 +45,7 @@ from tianma.memory.service import Memory
 from tianma.memory.signal_aggregation import aggregate_all
 from tianma.memory.sql_store import SqlMemoryStore, create_sql_engine, dialogue_ids
 from tianma.memory.strategy_weights import learn_weights, outcome_of
+from tianma.memory.tokenize import nouns
 from tianma.policies.conflicts import Conflict, find_conflicts
 from tianma.policies.scoring import RerankPolicy, rerank
 from tianma.policies.signals import CONFIDENCE, FEEDBACK_KINDS
@@ -268,13 +269,20 @@ class Runtime:
         (report,) = self.reflect(user_id, at=at, trigger=due)
         return str(report["run_id"])
 
+    def _warm_learning(self) -> None:
+        """One-time costs of the first reflection, paid in the worker before any: the clause
+        vectors of the circuit breaker (under the lock otherwise) and jieba's part-of-speech
+        dictionary (0.8 s of pure Python that holds the GIL, so every turn would stall)."""
+        self._breaker.warm()
+        nouns("预热 warm-up")
+
     def start_background_learning(self) -> ReflectionWorker:
         """From now on a triggered reflection runs in a background thread, not in the turn that
         triggered it (``tianma serve`` does this: a reply never waits for learning). Idempotent."""
         with self._lock:
             if self._worker is None:
                 self._worker = ReflectionWorker(
-                    lambda user_id, at, trigger: self.reflect(user_id, at=at, trigger=trigger)
+                    lambda user_id, at, trigger: self.reflect(user_id, at=at, trigger=trigger), self._warm_learning
                 )
             return self._worker
 

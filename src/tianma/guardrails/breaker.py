@@ -55,6 +55,11 @@ class CircuitBreaker:
         self._clauses: np.ndarray | None = None
         self._centre: np.ndarray | None = None
 
+    def warm(self) -> None:
+        """Embed the clauses now (a server does this at start, not inside the first reflection,
+        which holds the memory lock while it guards its plan)."""
+        self._clause_vectors()
+
     def _clause_vectors(self) -> tuple[np.ndarray, np.ndarray]:
         if self._clauses is None or self._centre is None:
             texts = [text for c in self.constitution.clauses for text in c.texts]

@@ -16,6 +16,7 @@ the next reflection deprecates it with a replace-log row.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime, tzinfo
@@ -30,7 +31,7 @@ from tianma.memory.sql_store import SqlMemoryStore
 from tianma.memory.subjects import SubjectLabels, same_subject
 from tianma.memory.tokenize import token_set
 from tianma.policies.reflection import has_negation, normalise
-from tianma.policies.statements import StatementCue, classify_statement, period_end
+from tianma.policies.statements import StatementCue, classify_statement, period_end, says_it_lasts
 
 STATEMENT_PREFIX = "statement."
 SAME_SUBJECT = 0.5
@@ -53,9 +54,19 @@ NEAREST_MARGIN = 0.15
 statement it is nearest to, not everything in its neighbourhood."""
 
 
-def statement_fields(text: str, at: datetime, zone: tzinfo) -> dict[str, Any]:
-    """Key, validity and classification for the event of ``text`` (empty when it states nothing)."""
+def statement_fields(text: str, at: datetime, zone: tzinfo, passing: bool = False) -> dict[str, Any]:
+    """Key, validity and classification for the event of ``text`` (empty when it states nothing).
+
+    ``passing``: the statement model (:mod:`tianma.memory.statement_model`) is confident the
+    message is a passing state; then a statement that does not say it lasts holds for the day
+    (“Back's killing me after the gym, nothing active” has no time word the rules know).
+    """
     cue = classify_statement(text)
+    if passing and not says_it_lasts(text):
+        if cue is None:
+            cue = StatementCue("mood", "day", False, False)
+        elif cue.period is None:
+            cue = dataclasses.replace(cue, kind="mood" if cue.kind == "fact" else cue.kind, period="day")
     if cue is None:
         return {}
     said = sorted({(i.key, i.polarity, normalise(i.content)) for i in extract_statements(text)})

