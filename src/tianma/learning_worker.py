@@ -1,11 +1,12 @@
-"""Triggered reflections off the request path: a turn asks, a background thread reflects.
+"""Learning off the request path: a turn asks, a background thread reflects (and summarises).
 
 A turn that makes a reflection due (N dialogues, M messages, a negative signal) used to run it
 before returning, so the reply's last chunk waited for the model's structured call — on a NAS
 model, for the whole reflection. Under ``tianma serve`` the turn only submits the user here; one
 worker thread runs the reflections one at a time, in the order users were submitted, and a user
 submitted again while waiting is not queued twice (the later time and every trigger are kept,
-one run covers them all: it reflects on everything since the user's last run anyway).
+one run covers them all: it reflects on everything since the user's last run anyway). The
+rolling summary of a long dialogue is folded here too (:meth:`ReflectionWorker.submit_task`).
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ logger = logging.getLogger("tianma.learning")
 
 @dataclass
 class _Pending:
-    at: datetime
+    at: datetime | None = None
     triggers: list[str] = field(default_factory=list)
+    task: Callable[[], object] | None = None
+    """Another kind of learning work (the rolling summary of a dialogue)."""
 
 
 class ReflectionWorker:
@@ -50,13 +53,20 @@ class ReflectionWorker:
             if self._stopping:
                 return
             waiting = self._pending.get(user_id)
-            if waiting is None:
+            if waiting is None or waiting.at is None:
                 self._pending[user_id] = _Pending(at, [trigger])
             else:
                 waiting.at = max(waiting.at, at)
                 if trigger not in waiting.triggers:
                     waiting.triggers.append(trigger)
             self._cv.notify_all()
+
+    def submit_task(self, key: str, task: Callable[[], object]) -> None:
+        """Run ``task`` in the worker; one already waiting under ``key`` is replaced by it."""
+        with self._cv:
+            if not self._stopping:
+                self._pending[key] = _Pending(task=task)
+                self._cv.notify_all()
 
     def pending(self) -> list[str]:
         """Users waiting for a reflection, in order (the one running is not listed)."""
@@ -93,12 +103,17 @@ class ReflectionWorker:
                 user_id, job = self._pending.popitem(last=False)
                 self._running = user_id
             try:
-                with tracer.start_as_current_span("tianma.reflection.background") as span:
-                    span.set_attribute("tianma.user.id", user_id)
-                    span.set_attribute("tianma.reflection.triggers", job.triggers)
-                    self._reflect(user_id, job.at, "+".join(job.triggers)[:32])  # the column holds 32
+                if job.task is not None:
+                    with tracer.start_as_current_span("tianma.learning.background") as span:
+                        span.set_attribute("tianma.learning.task", user_id)
+                        job.task()
+                elif job.at is not None:
+                    with tracer.start_as_current_span("tianma.reflection.background") as span:
+                        span.set_attribute("tianma.user.id", user_id)
+                        span.set_attribute("tianma.reflection.triggers", job.triggers)
+                        self._reflect(user_id, job.at, "+".join(job.triggers)[:32])  # the column holds 32
             except Exception:  # a failed run must not stop the worker; the next trigger retries
-                logger.exception("background reflection of %s failed", user_id)
+                logger.exception("background learning work %s failed", user_id)
             finally:
                 with self._cv:
                     self._running = None

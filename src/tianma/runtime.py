@@ -42,10 +42,12 @@ from tianma.memory.reflection_store import maintain_user, record_history, reflec
 from tianma.memory.schema import as_aware
 from tianma.memory.search import AnchorCache, hybrid_search
 from tianma.memory.service import Memory
+from tianma.memory.shortterm import split_turns
 from tianma.memory.signal_aggregation import aggregate_all
 from tianma.memory.sql_store import SqlMemoryStore, create_sql_engine, dialogue_ids
 from tianma.memory.strategy_weights import learn_weights, outcome_of
 from tianma.memory.tokenize import nouns
+from tianma.nodes.capture_signals import fold_update
 from tianma.policies.conflicts import Conflict, find_conflicts
 from tianma.policies.scoring import RerankPolicy, rerank
 from tianma.policies.signals import CONFIDENCE, FEEDBACK_KINDS
@@ -156,6 +158,9 @@ class Runtime:
         thread = _thread_id(user_id, dialogue_id)
         config: RunnableConfig = {"configurable": {"thread_id": thread}}
         deps = self._deps if client is None else dataclasses.replace(self._deps, client=client)
+        worker = self._worker
+        if worker is not None:
+            deps = dataclasses.replace(deps, defer_fold=True)
         with self._dialogue_lock(thread), tracer.start_as_current_span(f"invoke_agent {sc.AGENT_NAME}") as span:
             span.set_attribute(sc.GEN_AI_OPERATION_NAME, "invoke_agent")
             span.set_attribute(sc.GEN_AI_AGENT_NAME, sc.AGENT_NAME)
@@ -174,6 +179,8 @@ class Runtime:
                 context=deps,
                 durability="exit",
             )
+        if worker is not None and len(split_turns(state.get("messages", []))) > self.settings.window.turns:
+            worker.submit_task(f"fold:{thread}", lambda: self._fold_window(thread))
         if state.get("error"):
             raise ChatModelUnavailableError(state["error"], event_id=state["event_id"])
         run_id = self._auto_reflect(user_id, state.get("reflection_due"), when)
@@ -268,6 +275,16 @@ class Runtime:
             return None
         (report,) = self.reflect(user_id, at=at, trigger=due)
         return str(report["run_id"])
+
+    def _fold_window(self, thread: str) -> None:
+        """Fold a dialogue's full window into its rolling summary (background worker): the model
+        is called with no lock; the update is written under the dialogue's lock, on whatever
+        checkpoint is newest then (removals are by message id, so a turn in between is kept)."""
+        config: RunnableConfig = {"configurable": {"thread_id": thread}}
+        update = fold_update(self._graph.get_state(config).values, self.chat_model, self.settings.window)
+        if update:
+            with self._dialogue_lock(thread):
+                self._graph.update_state(config, update, as_node="capture_signals")
 
     def _warm_learning(self) -> None:
         """One-time costs of the first reflection, paid in the worker before any: the clause

@@ -77,3 +77,22 @@ def test_with_background_learning_a_triggered_reflection_runs_after_the_turn(mak
     model.gate.set()
     assert worker.wait_idle(20)
     assert [r for r in rt.memories("a") if r.kind == "fact"]  # and it learnt
+
+
+def test_with_background_learning_a_turn_does_not_wait_for_its_own_summary(make_runtime: RuntimeFactory) -> None:
+    model = Blocking("summary")
+    rt = make_runtime(chat_model=ScriptedChatModel(responder=model), window={"turns": 2, "fold": 1},
+                      learning={"auto_reflect": False})  # fmt: skip
+    worker = rt.start_background_learning()
+    for n in range(3):  # the third overflows the window
+        rt.chat("a", f"第{n}个问题：怎么煮面？", dialogue_id="a1", at=T0 + timedelta(minutes=n))
+    assert model.entered.wait(10)  # the fold is running in the background, the turn has returned
+    after = rt.chat("a", "第四个问题：怎么煮饭？", dialogue_id="a1", at=T0 + timedelta(minutes=4))
+    assert after.reply == "好的。"  # the next turn of the same dialogue did not wait either
+    model.gate.set()
+    assert worker.wait_idle(20)
+    config = {"configurable": {"thread_id": "a\x1fa1"}}
+    values = rt._graph.get_state(config).values  # type: ignore[arg-type]
+    assert values.get("summary") and values.get("summary_turns", 0) >= 1
+    texts = [str(m.content) for m in values["messages"]]
+    assert "第四个问题：怎么煮饭？" in texts and "第0个问题：怎么煮面？" not in texts  # folded, newest kept

@@ -30,6 +30,7 @@ import httpx
 
 from tianma import Runtime, Settings
 from tianma.bench.common import BenchContext, console, describe, header, progress_bar, write_json
+from tianma.bench.serve_learning import run_learning, total_turns
 from tianma.serve import create_app
 from tianma.settings import LearningSettings, OllamaSettings
 from tianma.testing.ollama_standin import OllamaStandin, pieces
@@ -126,7 +127,7 @@ def run(ctx: BenchContext) -> dict[str, Any]:
     plan = PLANS[ctx.mode]
     payload = header("serve", ctx.started, ctx.mode) | {"plan": plan.__dict__}
     with tempfile.TemporaryDirectory(prefix="tianma-bench-serve-") as home, progress_bar(ctx.show_progress) as bar:
-        total = plan.turns + plan.streams + plan.clients * plan.turns_per_client
+        total = plan.turns + plan.streams + plan.clients * plan.turns_per_client + total_turns(ctx.mode)
         task = bar.add_task("serve", total=total)
 
         def tick() -> None:
@@ -144,6 +145,7 @@ def run(ctx: BenchContext) -> dict[str, Any]:
                 upstream.piece_delay, upstream.delay = 0.0, LOAD_MODEL_S
                 payload["load"] = _load(proxy, plan, settings.serve.max_concurrent, tick)
                 payload["events"] = len(rt.memories(settings.user, "event"))
+        payload["learning"] = run_learning(ctx.mode, tick)
     payload["file"] = str(write_json(ctx.result_path("serve"), payload))
     _print(payload)
     return payload
@@ -151,6 +153,10 @@ def run(ctx: BenchContext) -> dict[str, Any]:
 
 def _print(p: dict[str, Any]) -> None:
     o, s, ld = p["overhead"]["overhead_ms"], p["streaming"], p["load"]
+    lr = p["learning"]
+    console.print(f"serve while reflections run: turn p95 {lr['background']['during_learning_ms']['p95']:.0f} ms "
+                  f"vs idle {lr['idle']['turn_ms']['p95']:.0f} ms (×{lr['ratio']}, target ≤ {lr['target_ratio']}); "
+                  f"reflection inside the turn: p95 {lr['inline']['turn_ms']['p95']:.0f} ms")  # fmt: skip
     console.print(f"serve: overhead per turn p50 {o['p50']:.1f} ms, p95 {o['p95']:.1f} ms; "
                   f"first token +{s['added_first_ms']['p50']:.0f} ms (p50); "
                   f"load {ld['turns_per_s']:.2f} turns/s of ideal {ld['ideal_turns_per_s']:.2f}")  # fmt: skip
@@ -182,5 +188,30 @@ def section(payload: dict[str, Any], plots: Path) -> str:
         f"{ld['model_s']:g} s per reply and serve.max_concurrent = {ld['max_concurrent']}: "
         f"**{ld['turns_per_s']:.2f} turns/s** of an ideal {ld['ideal_turns_per_s']:.2f}, latency p50 "
         f"{ld['latency_ms']['p50']:.0f} ms / p95 {ld['latency_ms']['p95']:.0f} ms (waiting in line included).",
+        *_learning_lines(payload.get("learning")),
     ]  # fmt: skip
     return "\n".join(lines)
+
+
+def _learning_lines(lr: dict[str, Any] | None) -> list[str]:
+    """The table of turns while reflections run (``bench/serve_learning.py``)."""
+    if not lr:
+        return []
+    plan = lr["plan"]
+
+    def row(name: str, d: dict[str, float] | None) -> str:
+        return f"| {name} | {d['p50']:.0f} | {d['p95']:.0f} | {d['n']:.0f} |" if d else f"| {name} | – | – | 0 |"
+
+    met = "met" if lr["met"] else "**missed**"
+    return [
+        "", f"**While reflections run**: {plan['users']} users chat {plan['turns_per_user']} turns each at once; the "
+        f"stand-in answers a turn at once but takes {plan['reflect_s']:g} s per learning call (reflection, rolling "
+        "summary); reflection triggered every 3 messages with its model call on every run.", "",
+        "| turn latency, ms | p50 | p95 | n |", "|---|---:|---:|---:|",
+        row("idle (reflection off)", lr["idle"]["turn_ms"]),
+        row("background worker, turns while a learning call ran", lr["background"]["during_learning_ms"]),
+        row("reflection inside the turn (before the worker)", lr["inline"]["turn_ms"]),
+        "", f"p95 while reflections run ÷ idle p95: **×{lr['ratio']}** (target ≤ {lr['target_ratio']}: {met}); "
+        f"learning calls: {lr['background']['learning_calls']} background vs {lr['inline']['learning_calls']} inside "
+        "the turn (a user triggered again while waiting is reflected once).",
+    ]  # fmt: skip

@@ -35,3 +35,6 @@ class Deps:
     turns of different dialogues overlap only in their model calls."""
     client: ClientTurn | None = None
     """The chat client's own history and model call, for a turn from ``tianma serve``."""
+    defer_fold: bool = False
+    """Leave the rolling summary to the background worker (``Runtime.start_background_learning``):
+    a reply never waits for the model to summarise the window."""

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
@@ -22,6 +24,7 @@ from tianma.memory.statements import close_superseded, statement_fields
 from tianma.memory.strategy_weights import learn_weights, outcome_of
 from tianma.memory.tokenize import token_set
 from tianma.policies.signals import DetectedSignal, detect_repeat, detect_rephrase, detect_text_cue
+from tianma.settings import WindowSettings
 from tianma.telemetry import semconv as sc
 from tianma.telemetry.spans import current_span
 
@@ -79,12 +82,19 @@ def capture_signals(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
 
 
 def _fold(state: TurnState, deps: Deps) -> TurnUpdate:
-    window = deps.settings.window
+    if deps.defer_fold:
+        return {}
+    return fold_update(state, deps.chat_model, deps.settings.window)
+
+
+def fold_update(state: Mapping[str, Any], chat_model: BaseChatModel, window: WindowSettings) -> TurnUpdate:
+    """The update that folds the window's oldest turns into the rolling summary (rewritten
+    every 20 turns), or ``{}`` while the window is not full. Calls the model: never under a lock."""
     covered = state.get("summary_turns", 0)
-    previous = state.get("summary") if covered < REPLACE_EVERY else None  # rewritten every 20 turns
+    previous = state.get("summary") if covered < REPLACE_EVERY else None
 
     def summariser(turns: Any, prior: dict[str, str] | None) -> dict[str, str]:
-        return summarise_with_model(deps.chat_model, turns, prior)
+        return summarise_with_model(chat_model, turns, prior)
 
     removals, summary, folded = fold_window(state.get("messages", []), previous, window.turns, window.fold, summariser)
     current_span().set_attribute(sc.TIANMA_WINDOW_FOLDED, folded)
