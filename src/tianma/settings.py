@@ -212,7 +212,12 @@ class ServeSettings(_Section):
     """Run the periodic jobs (``scheduler.*``) inside ``serve``."""
     task_prefixes: list[str] = Field(default_factory=lambda: ["### Task:"])
     """A user message starting with one of these is a client's background task (Open WebUI's
-    titles, tags, follow-ups, search queries), passed to Ollama without memory or recording."""
+    titles, tags, follow-ups, search queries), passed to Ollama without memory or recording —
+    unless it wraps the user's query (Open WebUI's RAG template: a turn)."""
+    trust_openwebui_user: bool = False
+    """Take the user from Open WebUI's ``X-OpenWebUI-User-Id`` header (set
+    ``ENABLE_FORWARD_USER_INFO_HEADERS=true`` there), so each Open WebUI user has their own
+    memory. Only for requests with an admin key, or to a keyless loopback server."""
 
 
 def _default_home() -> Path:

@@ -19,7 +19,7 @@ from typing import Any
 
 CONVERSATION_FIELDS = ("conversation_id", "chat_id", "session_id")
 """Body fields (top level or under ``metadata``) a client may name its conversation with."""
-CONVERSATION_HEADERS = ("x-tianma-dialogue", "x-conversation-id", "x-chat-id")
+CONVERSATION_HEADERS = ("x-tianma-dialogue", "x-openwebui-chat-id", "x-conversation-id", "x-chat-id")
 
 
 def _digest(*parts: str) -> str:

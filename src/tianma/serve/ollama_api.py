@@ -13,7 +13,7 @@ from starlette.routing import BaseRoute, Route
 from tianma.serve.auth import Unauthorized
 from tianma.serve.context import context_of
 from tianma.serve.http import BadRequest, authenticate, json_body, now_go, pass_through, turn_headers
-from tianma.serve.turns import FORWARDED, Busy, ChatRequest, Item, TurnDone
+from tianma.serve.turns import FORWARDED, Busy, ChatRequest, Item, TurnDone, chat_request
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -50,14 +50,9 @@ async def chat(request: Request) -> Response:
         return _error(400, "model is required")
     if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
         return _error(400, "messages must be a list of objects")
-    req = ChatRequest(
-        user_id=principal.user_id,
-        model=model,
-        messages=messages,
-        dialogue_id=ctx.dialogues.of_request(principal.user_id, messages, body, dict(request.headers)),
-        extra={k: body[k] for k in FORWARDED if k in body},
-        stream=body.get("stream") is not False,
-    )
+    req = chat_request(principal, model, messages, body, dict(request.headers), ctx.dialogues,
+                       ctx.runtime.settings.serve, {k: body[k] for k in FORWARDED if k in body},
+                       body.get("stream") is not False)  # fmt: skip
     if not req.is_turn(ctx.runtime.settings.serve.task_prefixes):  # a model load, a tool result: nothing for memory
         return await pass_through(request, "/api/chat", json.dumps(body).encode())
     items = ctx.turns.run(req)

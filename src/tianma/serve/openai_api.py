@@ -20,7 +20,7 @@ from starlette.routing import BaseRoute, Route
 from tianma.serve.auth import Unauthorized
 from tianma.serve.context import context_of
 from tianma.serve.http import BadRequest, authenticate, json_body, pass_through, turn_headers
-from tianma.serve.turns import Busy, ChatRequest, Item, TurnDone
+from tianma.serve.turns import Busy, ChatRequest, Item, TurnDone, chat_request
 
 _OPTIONS = {"temperature": "temperature", "top_p": "top_p", "seed": "seed", "stop": "stop",
             "frequency_penalty": "frequency_penalty", "presence_penalty": "presence_penalty",
@@ -139,11 +139,8 @@ async def chat_completions(request: Request) -> Response:
     if not isinstance(raw, list) or not raw or not all(isinstance(m, dict) for m in raw):
         return error(400, "messages must be a non-empty list of objects")
     messages = to_ollama_messages(raw)
-    req = ChatRequest(
-        user_id=principal.user_id, model=model, messages=messages,
-        dialogue_id=ctx.dialogues.of_request(principal.user_id, messages, body, dict(request.headers)),
-        extra=to_ollama_extra(body), stream=bool(body.get("stream")),
-    )  # fmt: skip
+    req = chat_request(principal, model, messages, body, dict(request.headers), ctx.dialogues,
+                       ctx.runtime.settings.serve, to_ollama_extra(body), bool(body.get("stream")))
     if not req.is_turn(ctx.runtime.settings.serve.task_prefixes):  # a tool result to continue: Ollama's OpenAI layer answers
         return await pass_through(request, "/v1/chat/completions", json.dumps(body).encode())
     items = ctx.turns.run(req)

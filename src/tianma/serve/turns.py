@@ -17,8 +17,11 @@ from typing import TYPE_CHECKING, Any
 from tianma.errors import ChatModelUnavailableError, InvalidInputError
 from tianma.guardrails.stream_gate import tail_after
 from tianma.memory.sql_store import new_id
+from tianma.serve import openwebui
+from tianma.serve.auth import Principal
 from tianma.serve.dialogues import DialogueTracker
 from tianma.serve.upstream import Upstream, UpstreamError, UpstreamReply
+from tianma.settings import ServeSettings
 from tianma.turn import ClientTurn, Turn
 
 if TYPE_CHECKING:
@@ -51,15 +54,29 @@ class ChatRequest:
 
     @property
     def text(self) -> str:
-        """This turn's user message (the last message)."""
-        return str(self.messages[-1].get("content") or "") if self.messages else ""
+        """This turn's user message (the last message; the user's own query when a client
+        wrapped it with retrieved documents)."""
+        said = str(self.messages[-1].get("content") or "") if self.messages else ""
+        return openwebui.user_query(said) or said
 
     def is_turn(self, task_prefixes: Sequence[str] = ()) -> bool:
         """A user message to answer; anything else (a tool result, a model load, a client's
-        background task starting with one of ``task_prefixes``) is passed on."""
-        text = self.text.lstrip()
-        return (bool(self.messages) and self.messages[-1].get("role") == "user" and bool(text)
-                and not any(text.startswith(p) for p in task_prefixes if p))  # fmt: skip
+        background task: :func:`tianma.serve.openwebui.is_background_task`) is passed on."""
+        return (bool(self.messages) and self.messages[-1].get("role") == "user" and bool(self.text.strip())
+                and not openwebui.is_background_task(self.messages, task_prefixes))  # fmt: skip
+
+
+def chat_request(
+    principal: Principal, model: str, messages: list[dict[str, Any]], body: dict[str, Any],
+    headers: dict[str, str], dialogues: DialogueTracker, serve: ServeSettings, extra: dict[str, Any], stream: bool,
+) -> ChatRequest:  # fmt: skip
+    """The request of a chat call, whichever API it came through: whose memory (the key's
+    user, or the Open WebUI user a trusted proxy names), which dialogue, the client's messages
+    without its own memory block."""
+    user_id = (openwebui.forwarded_user(headers, serve.trust_openwebui_user) if principal.admin else None) or principal.user_id
+    messages = openwebui.without_memory_context(messages)
+    return ChatRequest(user_id=user_id, model=model, messages=messages,
+                       dialogue_id=dialogues.of_request(user_id, messages, body, headers), extra=extra, stream=stream)  # fmt: skip
 
 
 @dataclass

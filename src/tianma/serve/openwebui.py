@@ -1,0 +1,75 @@
+"""How Open WebUI talks to the model behind it, read from its source (0.12): what is a turn.
+
+* **Background tasks** — title, tags, follow-ups, query generation, autocomplete: a user
+  message starting with ``### Task:`` (``serve.task_prefixes``); the **memory reviewer**: the
+  system prompt “You are Open WebUI's private memory reviewer.” and a user message “Review the
+  completed conversation turn and decide whether long-term memory should change.” Passed on
+  to Ollama, never a turn.
+* **A message with files, a knowledge base or web search** is wrapped in its RAG template,
+  which also starts with ``### Task:`` but carries ``<context>…</context>`` and
+  ``<user_query>…</user_query>``: a turn, whose text (recorded, searched, learnt from) is the
+  user's query; the retrieved documents go to the model, never into memory.
+* **Its own memory** arrives as a ``<memory_context>…</memory_context>`` block in the system
+  prompt: removed before the model sees the prompt (tianma's memory is already there), never stored.
+* ``X-OpenWebUI-Chat-Id`` names the chat (with ``ENABLE_FORWARD_USER_INFO_HEADERS=true``);
+  ``X-OpenWebUI-User-Id`` the user — used only when the operator trusts the proxy
+  (``serve.trust_openwebui_user``) and the proxy holds an admin key (or the server is keyless).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+CHAT_HEADER = "x-openwebui-chat-id"
+USER_HEADER = "x-openwebui-user-id"
+MEMORY_REVIEWER = "You are Open WebUI's private memory reviewer"
+MEMORY_REVIEW = "Review the completed conversation turn and decide whether long-term memory should change"
+_USER_QUERY = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.DOTALL)
+_MEMORY_CONTEXT = re.compile(r"\s*<memory_context>.*?</memory_context>\s*", re.DOTALL)
+_USER_ID = re.compile(r"^[A-Za-z0-9._@:-]{1,128}$")
+
+
+def _text(message: Mapping[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, list):  # OpenAI parts: the text ones
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
+    return str(content or "")
+
+
+def user_query(text: str) -> str | None:
+    """The user's own question inside a RAG-wrapped message, or None when it is not wrapped."""
+    if not text.lstrip().startswith("### Task:"):
+        return None
+    found = _USER_QUERY.search(text)
+    return found.group(1).strip() if found and found.group(1).strip() else None
+
+
+def is_background_task(messages: Sequence[Mapping[str, Any]], task_prefixes: Sequence[str]) -> bool:
+    """A client's own background call (a title, tags, the memory review), not the user talking."""
+    if not messages:
+        return False
+    if any(m.get("role") == "system" and _text(m).lstrip().startswith(MEMORY_REVIEWER) for m in messages):
+        return True
+    last = _text(messages[-1]).lstrip()
+    if last.startswith(MEMORY_REVIEW):
+        return True
+    return any(last.startswith(p) for p in task_prefixes if p) and user_query(last) is None
+
+
+def without_memory_context(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` with Open WebUI's ``<memory_context>`` blocks removed from system prompts."""
+    out = []
+    for m in messages:
+        content = m.get("content")
+        if m.get("role") == "system" and isinstance(content, str) and "<memory_context>" in content:
+            m = {**m, "content": _MEMORY_CONTEXT.sub("\n", content).strip()}
+        out.append(m)
+    return out
+
+
+def forwarded_user(headers: Mapping[str, str], trusted: bool) -> str | None:
+    """The Open WebUI user a trusted proxy names, or None (not trusted, absent or malformed)."""
+    value = headers.get(USER_HEADER, "").strip()
+    return value if trusted and _USER_ID.fullmatch(value) else None
