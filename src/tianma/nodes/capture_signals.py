@@ -72,8 +72,11 @@ def capture_signals(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     the memory lock; then fold the short-term window into the rolling summary without it (the
     summary is a model call: another user's turn must not wait for it)."""
     deps = runtime.context
+    passage = state.get("passage_vector")  # embedded by retrieve, alongside the query
+    model = statement_model(deps.memory.embedder) if passage else None  # trained outside the lock
+    passing = model is not None and model.label(np.asarray(passage, dtype=np.float32)) == "mood"
     with deps.lock:
-        update = _record(state, deps)
+        update = _record(state, deps, passing)
     folded = _fold(state, deps)
     if folded:  # the window keeps the redacted message (set by _record) and loses the folded turns
         messages = [*update.get("messages", []), *folded.pop("messages")]
@@ -103,12 +106,10 @@ def fold_update(state: Mapping[str, Any], chat_model: BaseChatModel, window: Win
     return {"messages": removals, "summary": summary, "summary_turns": (covered if previous is not None else 0) + folded}
 
 
-def _record(state: TurnState, deps: Deps) -> TurnUpdate:
+def _record(state: TurnState, deps: Deps, passing: bool) -> TurnUpdate:
     at, user_id = state["at"], state["user_id"]
     text, pii = storable(state["message"], deps.settings.guardrails.pii_redaction)
-    passage = state.get("passage_vector")  # embedded by retrieve, alongside the query
-    model = statement_model(deps.memory.embedder) if passage else None
-    passing = model is not None and model.label(np.asarray(passage, dtype=np.float32)) == "mood"
+    passage = state.get("passage_vector")
     stated = statement_fields(text, at, deps.settings.zone, passing)
     refused = may_stand_as_stated(text, deps.constitution) if stated else None
     if refused:  # kept in the log as a plain message, never resident as the user's wish
