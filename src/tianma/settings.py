@@ -214,6 +214,11 @@ class ServeSettings(_Section):
     """A user message starting with one of these is a client's background task (Open WebUI's
     titles, tags, follow-ups, search queries), passed to Ollama without memory or recording —
     unless it wraps the user's query (Open WebUI's RAG template: a turn)."""
+    allowed_origins: list[str] = Field(default_factory=list)
+    """Browser origins (``https://chat.example.com``) that may call the server besides its own
+    pages; ``*`` allows any (not recommended). Others get 403, like ``OLLAMA_ORIGINS``."""
+    allowed_hosts: list[str] = Field(default_factory=list)
+    """Host names besides loopback ones a loopback-bound server answers to (DNS rebinding)."""
     trust_openwebui_user: bool = False
     """Take the user from Open WebUI's ``X-OpenWebUI-User-Id`` header (set
     ``ENABLE_FORWARD_USER_INFO_HEADERS=true`` there), so each Open WebUI user has their own

@@ -9,12 +9,14 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.routing import Mount
 
 from tianma.serve import feedback, ollama_api, openai_api
 from tianma.serve.auth import Authenticator
 from tianma.serve.context import ServeContext
 from tianma.serve.dialogues import DialogueTracker
+from tianma.serve.origin_guard import OriginGuard
 from tianma.serve.turns import TurnRunner
 from tianma.serve.ui import ui_routes
 from tianma.serve.upstream import Upstream
@@ -70,7 +72,10 @@ def create_app(runtime: Runtime, *, host: str | None = None, scheduler: bool | N
             upstream.close()
             await upstream.aclose()
 
+    guard = Middleware(OriginGuard, bind_host=host or serve.host, allowed_origins=serve.allowed_origins,
+                       allowed_hosts=serve.allowed_hosts)  # fmt: skip
     app = Starlette(
+        middleware=[guard],
         routes=[
             *feedback.routes(),
             *openai_api.routes(),

@@ -21,7 +21,7 @@ class UiClient:
 
     def __init__(self, app: Starlette, key: str | None) -> None:
         headers = {"X-API-Key": key} if key else {}
-        self.http = TestClient(app, headers=headers, follow_redirects=False)
+        self.http = TestClient(app, base_url="http://localhost", headers=headers, follow_redirects=False)
         self._token: str | None = None
 
     def get(self, path: str, **params: Any) -> Any:
