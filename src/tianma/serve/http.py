@@ -20,6 +20,10 @@ DIALOGUE_HEADER = "X-Tianma-Dialogue-Id"
 _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "content-encoding",
                "te", "trailer", "upgrade", "proxy-authenticate", "proxy-authorization", "host",
                "authorization", "x-api-key", "cookie"}  # fmt: skip
+_NOT_FORWARDED = _HOP_BY_HOP | {"accept-encoding", "origin", "referer"}
+"""Not sent to Ollama: the client's encodings (the answer is decoded here and sent on plain)."""
+_NOT_RETURNED = _HOP_BY_HOP | {"date", "server"}
+"""Not copied from Ollama's answer: this server writes its own ``date`` and ``server``."""
 
 
 class BadRequest(Exception):
@@ -61,7 +65,7 @@ def turn_headers(event_id: str, dialogue_id: str) -> dict[str, str]:
 async def pass_through(request: Request, path: str, body: bytes | None = None) -> Response:
     """Send the request on to Ollama unchanged and stream its answer back (no memory)."""
     upstream = context_of(request).upstream
-    headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_BY_HOP}
+    headers = {k: v for k, v in request.headers.items() if k.lower() not in _NOT_FORWARDED}
     outgoing = upstream.aio.build_request(
         request.method, path, content=body if body is not None else await request.body(),
         headers=headers, params=request.query_params,
@@ -71,6 +75,6 @@ async def pass_through(request: Request, path: str, body: bytes | None = None) -
     except httpx.TransportError as exc:
         return JSONResponse({"error": str(exc) or type(exc).__name__, "hint": unreachable_hint(upstream.base_url)},
                             status_code=UNREACHABLE_STATUS)  # fmt: skip
-    kept = {k: v for k, v in answer.headers.items() if k.lower() not in _HOP_BY_HOP}
-    return StreamingResponse(answer.aiter_raw(), status_code=answer.status_code, headers=kept,
+    kept = {k: v for k, v in answer.headers.items() if k.lower() not in _NOT_RETURNED}
+    return StreamingResponse(answer.aiter_bytes(), status_code=answer.status_code, headers=kept,
                              background=BackgroundTask(answer.aclose))  # fmt: skip

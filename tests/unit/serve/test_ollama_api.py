@@ -176,3 +176,11 @@ def test_a_clients_background_task_is_passed_through_without_memory(serve: Serve
     assert answer.message.content == f"你说：{task}"
     assert s.runtime.memories("me", "event") == []  # not a turn: nothing recorded
     assert s.chat_bodies()[-1]["messages"] == [{"role": "user", "content": task}]  # no memory block added
+
+
+def test_passed_through_answers_carry_one_date_one_server_and_a_decoded_body(serve: ServeFactory) -> None:
+    s = serve()
+    r = httpx.get(f"{s.url}/api/tags", headers={"Accept-Encoding": "br, gzip"})
+    assert r.status_code == 200 and r.json()["models"]
+    assert len(r.headers.get_list("date")) == 1 and len(r.headers.get_list("server")) <= 1
+    assert "content-encoding" not in r.headers  # decoded here, so no client ever gets a body it cannot read
