@@ -28,7 +28,7 @@ from tianma.memory.extract import extract_statements
 from tianma.memory.records import MemoryRecord
 from tianma.memory.service import Memory
 from tianma.memory.sql_store import SqlMemoryStore
-from tianma.memory.subjects import SubjectLabels, same_subject
+from tianma.memory.subjects import SubjectLabels
 from tianma.memory.tokenize import token_set
 from tianma.policies.reflection import has_negation, normalise
 from tianma.policies.statements import StatementCue, classify_statement, period_end, says_it_lasts
@@ -125,8 +125,7 @@ def close_superseded(
     best = max(scores)
     labelled = [False] * len(current)
     if subjects is not None and (cue.reversal or not _ADDITIVE.search(event.content)):
-        tops = subjects.best(np.vstack([*(stored[r.id] for r in current), vector]))
-        labelled = [same_subject(tops[-1], top) for top in tops[:-1]]
+        labelled = subjects.shared(vector, [stored[r.id] for r in current])
     same = [
         r for r, score, label in zip(current, scores, labelled, strict=True)
         if keys & {k for k, _, _ in _said(r)} or (score >= SAME_SUBJECT and score >= best - NEAREST_MARGIN)
@@ -143,7 +142,9 @@ def outdated_by_statements(
     background: np.ndarray, subjects: SubjectLabels,
 ) -> set[str]:  # fmt: skip
     """Ids of the retrieved ``records`` that a newer current lasting statement in ``statements``
-    is about — by the rule that closes statements (:func:`close_superseded`). A message that was
+    is about: centred closeness ≥ :data:`SAME_SUBJECT`, or ≥ :data:`SAME_LABEL` with the same
+    subject label — the thresholds that close statements (:func:`close_superseded`), without
+    its nearest-only margin (every older message of the subject is outdated). A message that was
     never a statement (a complaint phrased as a question, “怎么又给我推航班了”) cannot be closed
     when it is said; beside a newer statement of its subject in the same prompt it is outdated."""
     lasting = [s for s in statements if (c := cue_of(s)) is not None and c.period is None and s.at is not None]
@@ -158,11 +159,12 @@ def outdated_by_statements(
         before = [r for r in older if r.id in vectors and r.at is not None and r.at < newer.at and r.id not in out]
         if not before:
             continue
-        scores = subject_scores(newer, vectors[newer.id], before, [vectors[r.id] for r in before], background)
-        tops = subjects.best(np.vstack([*(vectors[r.id] for r in before), vectors[newer.id]]))
+        old = [vectors[r.id] for r in before]
+        scores = subject_scores(newer, vectors[newer.id], before, old, background)
+        labelled = subjects.shared(vectors[newer.id], old)
         out |= {
-            r.id for r, score, top in zip(before, scores, tops[:-1], strict=True)
-            if score >= SAME_SUBJECT or (score >= SAME_LABEL and same_subject(tops[-1], top))
+            r.id for r, score, label in zip(before, scores, labelled, strict=True)
+            if score >= SAME_SUBJECT or (score >= SAME_LABEL and label)
         }  # fmt: skip
     return out
 

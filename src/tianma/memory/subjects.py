@@ -11,6 +11,7 @@ ordinary statements is taken off first, so broad labels do not attract everythin
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +44,12 @@ class SubjectLabels:
         """Indices of each row's :data:`TOP` nearest labels, best first (shape ``(n, TOP)``)."""
         scores = np.asarray(vectors, dtype=np.float32) @ self.vectors.T - self.offset
         return np.argsort(-scores, axis=1)[:, :TOP]
+
+
+    def shared(self, vector: np.ndarray, others: Sequence[np.ndarray]) -> list[bool]:
+        """For each of ``others``: does it name the same subject as ``vector`` (:func:`same_subject`)?"""
+        tops = self.best(np.vstack([*others, vector]))
+        return [same_subject(tops[-1], top) for top in tops[:-1]]
 
 
 def same_subject(a: np.ndarray, b: np.ndarray) -> bool:

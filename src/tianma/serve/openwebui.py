@@ -32,10 +32,7 @@ _USER_ID = re.compile(r"^[A-Za-z0-9._@:-]{1,128}$")
 
 
 def _text(message: Mapping[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, list):  # OpenAI parts: the text ones
-        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
-    return str(content or "")
+    return str(message.get("content") or "")  # Ollama's form: both APIs convert to it first
 
 
 def user_query(text: str) -> str | None:
