@@ -207,6 +207,7 @@ class Runtime:
             redline=dict(state.get("redline", {})),
             signals=tuple(state.get("signals", [])),
             reflection_run_id=run_id,
+            stopped=bool(state.get("stopped")),
         )
 
     def _dialogue_lock(self, thread: str) -> threading.Lock:

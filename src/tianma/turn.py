@@ -57,6 +57,8 @@ class Turn:
     """Implicit signals this turn revealed about earlier ones."""
     reflection_run_id: str | None = None
     """The reflection this turn triggered (DESIGN.md §5 triggers), if any."""
+    stopped: bool = False
+    """The client stopped the reply (``ClientTurn.stopped``): ``reply`` is what it was shown."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +81,9 @@ class ClientTurn:
     the client waits for the whole reply."""
     event_id: str | None = None
     """The id the turn's event will have (announced to the client before the reply ends)."""
+    stopped: Callable[[], bool] | None = None
+    """True once the client has gone away mid-reply (the user pressed stop): the model is read
+    no further and the turn records the reply the user saw."""
 
 
 class IngestEvent(BaseModel):

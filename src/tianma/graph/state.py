@@ -47,6 +47,8 @@ class TurnState(TypedDict, total=False):
     reply: str | None
     error: str | None
     """Why the chat model did not answer, if it did not."""
+    stopped: bool
+    """The client stopped the reply mid-way; ``reply`` is what it had been shown."""
     redline: dict[str, Any]
     """Verdict of the redline check: verdict, rules, note."""
     event_id: str

@@ -23,7 +23,13 @@ from tianma.memory.statement_model import statement_model
 from tianma.memory.statements import close_superseded, statement_fields
 from tianma.memory.strategy_weights import learn_weights, outcome_of
 from tianma.memory.tokenize import token_set
-from tianma.policies.signals import DetectedSignal, detect_repeat, detect_rephrase, detect_text_cue
+from tianma.policies.signals import (
+    STOPPED_CONFIDENCE,
+    DetectedSignal,
+    detect_repeat,
+    detect_rephrase,
+    detect_text_cue,
+)
 from tianma.settings import WindowSettings
 from tianma.telemetry import semconv as sc
 from tianma.telemetry.spans import current_span
@@ -128,6 +134,8 @@ def _record(state: TurnState, deps: Deps, passing: bool) -> TurnUpdate:
     )
     deps.memory.store.add_injections(stored.id, user_id, injected_rows(state))
     signals = implicit_signals(state)
+    if state.get("stopped"):  # the user cut this reply short (seed 000: an interruption)
+        signals.append(DetectedSignal("impatience", stored.id, STOPPED_CONFIDENCE, "stopped: the user stopped the reply"))
     for sig in signals:
         record = deps.memory.add_signal(user_id, sig.type, sig.confidence, target_event_id=sig.target_event_id,
                                         source_event_id=stored.id, dialogue_id=state["dialogue_id"], at=at,

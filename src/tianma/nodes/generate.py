@@ -48,10 +48,11 @@ def generate(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
             capture_content=deps.settings.telemetry.capture_content,
         )
     except ChatModelUnavailableError as exc:
-        return {"reply": None, "error": str(exc), "prompt_items": items}
+        return {"reply": None, "error": str(exc), "prompt_items": items, "stopped": False}
     return {
         "reply": result.text,
         "error": None,
+        "stopped": False,
         "prompt_items": items,
         "usage": {"input": result.input_tokens, "output": result.output_tokens},
     }
@@ -71,8 +72,13 @@ def _generate_for_client(state: TurnState, deps: Deps) -> TurnUpdate:
     span = current_span()
     span.set_attribute(sc.TIANMA_PROMPT_ITEMS, items)
     gate = StreamGate(_passes(state, deps), client.release or (lambda _text: None))
+    stopped = False
+    pieces = client.stream(messages)
     try:
-        for piece in client.stream(messages):
+        for piece in pieces:
+            if client.stopped is not None and client.stopped():
+                stopped = True
+                break
             if client.release is None:
                 gate.text += piece
             elif not gate.feed(piece):
@@ -81,10 +87,17 @@ def _generate_for_client(state: TurnState, deps: Deps) -> TurnUpdate:
             if client.release is not None:
                 gate.finish()
     except ChatModelUnavailableError as exc:
-        return {"reply": gate.text or None, "error": str(exc), "prompt_items": items}
+        return {"reply": gate.text or None, "error": str(exc), "prompt_items": items, "stopped": False}
+    finally:  # closing the stream ends the model's answer (Ollama stops when the connection closes)
+        close = getattr(pieces, "close", None)
+        if close is not None:
+            close()
     span.set_attribute("tianma.stream.checks", gate.checks)
     span.set_attribute("tianma.stream.blocked", gate.blocked)
-    return {"reply": gate.text, "error": None, "prompt_items": items}
+    span.set_attribute("tianma.stream.stopped", stopped)
+    if stopped:  # what the user saw is what was said
+        return {"reply": gate.released, "error": None, "prompt_items": items, "stopped": True}
+    return {"reply": gate.text, "error": None, "prompt_items": items, "stopped": False}
 
 
 def _passes(state: TurnState, deps: Deps) -> Callable[[str], bool]:

@@ -23,6 +23,9 @@ CONFIDENCE: dict[SignalType, float] = {
     "silence": 0.3,
 }
 """How much each kind of signal is believed (seed 001 §3.3)."""
+STOPPED_CONFIDENCE = 0.4
+"""An ``impatience`` signal on a reply the user stopped (the client went away mid-reply): as
+sure as a plain 算了 / never mind (:data:`tianma.policies.cues.IMPATIENCE`)."""
 
 REPHRASE_JACCARD = 0.6
 """Token overlap above which a follow-up message is the same request said again."""

@@ -71,6 +71,8 @@ class DialogueTracker:
             return uuid.uuid4().hex
         with self._lock:
             known = self._known.get(fingerprint(user_id, history))
+            if known is None and said[-1][0] == "assistant":  # after a stop: however much the client kept
+                known = self._known.get(_partial_key(user_id, history[:-1]))
         if known is not None:
             return known
         first_user = next((t for r, t in said if r == "user"), "")
@@ -83,11 +85,23 @@ class DialogueTracker:
         """The dialogue of a chat request: its conversation id, else the messages before its last."""
         return self.resolve(user_id, messages[:-1], client_conversation(body, headers))
 
-    def remember(self, user_id: str, history: Sequence[dict[str, Any]], dialogue_id: str) -> None:
-        """After a turn: ``history`` (now ending with the reply) continues ``dialogue_id``."""
-        key = fingerprint(user_id, history)
+    def remember(self, user_id: str, history: Sequence[dict[str, Any]], dialogue_id: str, partial: bool = False) -> None:
+        """After a turn: ``history`` (now ending with the reply) continues ``dialogue_id``.
+
+        ``partial``: the user stopped the reply, and the client keeps however much of it had
+        arrived; the history continues the dialogue whatever its last reply says.
+        """
+        keys = [fingerprint(user_id, history)]
+        if partial:
+            keys.append(_partial_key(user_id, history[:-1]))
         with self._lock:
-            self._known[key] = dialogue_id
-            self._known.move_to_end(key)
+            for key in keys:
+                self._known[key] = dialogue_id
+                self._known.move_to_end(key)
             while len(self._known) > self._capacity:
                 self._known.popitem(last=False)
+
+
+def _partial_key(user_id: str, before_reply: Sequence[dict[str, Any]]) -> str:
+    """The key of a history whose last reply was stopped: the messages before that reply."""
+    return _digest("stopped", fingerprint(user_id, before_reply))

@@ -129,29 +129,34 @@ class TurnRunner:
         def put(item: Item | BaseException) -> None:
             loop.call_soon_threadsafe(queue.put_nowait, item)
 
-        future = self._pool.submit(self._work, request, put)
+        stop = threading.Event()
+        future = self._pool.submit(self._work, request, put, stop)
+        done = False
         try:
             while True:
                 item = await queue.get()
                 if isinstance(item, BaseException):
                     raise item
+                done = isinstance(item, TurnDone)
                 yield item
-                if isinstance(item, TurnDone):
+                if done:
                     return
-        finally:
+        finally:  # closed before the turn ended: the client went away (the user pressed stop)
+            if not done:
+                stop.set()
             future.add_done_callback(lambda _f: self._release())
 
     def _release(self) -> None:
         with self._lock:
             self._pending -= 1
 
-    def _work(self, request: ChatRequest, put: Any) -> None:
+    def _work(self, request: ChatRequest, put: Any, stop: threading.Event) -> None:
         try:
-            put(self._turn(request, put))
+            put(self._turn(request, put, stop))
         except BaseException as exc:  # handed to the request task, which raises it
             put(exc)
 
-    def _turn(self, request: ChatRequest, put: Any) -> TurnDone:
+    def _turn(self, request: ChatRequest, put: Any, stop: threading.Event) -> TurnDone:
         dialogue_id = request.dialogue_id
         reply, failure = UpstreamReply(), _Failure()
         released: list[str] = []
@@ -168,7 +173,8 @@ class TurnRunner:
                 failure.error = exc
                 raise
 
-        client = ClientTurn(tuple(request.messages), stream, release if request.stream else None, request.event_id)
+        client = ClientTurn(tuple(request.messages), stream, release if request.stream else None, request.event_id,
+                            stop.is_set)  # fmt: skip
         try:
             turn = self.runtime.chat(request.user_id, request.text, dialogue_id, client=client)
         except ChatModelUnavailableError as exc:
@@ -179,7 +185,8 @@ class TurnRunner:
         shown = "".join(released)
         tail = tail_after(shown, turn.reply)
         self.dialogues.remember(
-            request.user_id, [*request.messages, {"role": "assistant", "content": shown + tail}], dialogue_id
+            request.user_id, [*request.messages, {"role": "assistant", "content": shown + tail}], dialogue_id,
+            partial=turn.stopped,
         )
         return TurnDone(turn.event_id, dialogue_id, shown + tail, tail, reply, turn)
 

@@ -12,7 +12,7 @@ endpoint and by version:
 - ``/api/generate`` and ``/api/show``: ``model 'NAME' not found`` (404).
 
 Everything a test may change is a plain attribute: ``models``, ``reply``, ``delay``,
-``piece_delay``, ``version``.
+``piece_delay``, ``version``; ``requests``, ``errors`` and ``cut_off`` record what happened.
 """
 
 from __future__ import annotations
@@ -107,6 +107,8 @@ class OllamaStandin:
         self.requests: list[RecordedRequest] = []
         self.errors: list[BaseException] = []
         """Exceptions the handler did not expect (a test asserts there are none)."""
+        self.cut_off: list[str] = []
+        """Paths of answers the client closed before they ended (the client stopped reading)."""
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._connections: set[socket.socket] = set()
@@ -241,8 +243,10 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(404, b"404 page not found", "text/plain")
         try:
             handler(body)
-        except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout, stop)
             self.close_connection = True
+            with self.server.standin._lock:
+                self.server.standin.cut_off.append(self.path)
 
     # -- endpoints --------------------------------------------------------------------------
 

@@ -1,0 +1,81 @@
+"""The stop button: a client that goes away mid-reply stops the model, and the turn keeps what it saw."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import httpx
+
+from tests.unit.serve.conftest import MODEL, Served, ServeFactory
+from tianma.testing.ollama_standin import OllamaStandin
+
+LONG = "".join(f"第{i}句话讲的是路由器的第{i}个设置。" for i in range(1, 80))
+
+
+def _long(_messages: list[dict[str, Any]]) -> str:
+    return LONG
+
+
+def _stop_after(s: Served, chunks: int, messages: list[dict[str, Any]]) -> tuple[str, str, float]:
+    """Stream a chat, close it after ``chunks`` content chunks; (text seen, dialogue id, closed at)."""
+    seen = ""
+    with httpx.stream("POST", f"{s.url}/api/chat", json={"model": MODEL, "messages": messages}, timeout=30) as r:
+        dialogue = r.headers["x-tianma-dialogue-id"]
+        got = 0
+        for line in r.iter_lines():
+            if line:
+                seen += json.loads(line)["message"]["content"]
+                got += 1
+            if got >= chunks:
+                break
+    return seen, dialogue, time.monotonic()
+
+
+def _wait(condition: Any, timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def test_stop_stops_reading_the_model_and_records_what_the_user_saw(serve: ServeFactory) -> None:
+    standin = OllamaStandin(reply=_long, piece_delay=0.02).start()  # ~1,000 pieces: ~20 s to the end
+    s = serve(standin)
+    try:
+        seen, _dialogue, closed = _stop_after(s, 2, [{"role": "user", "content": "路由器怎么设置？"}])
+        _wait(lambda: standin.cut_off == ["/api/chat"])
+        assert time.monotonic() - closed < 5  # the model's answer was abandoned, not read to its end
+        _wait(lambda: len(s.runtime.memories("me", "event")) == 1)
+        (event,) = s.runtime.memories("me", "event")
+        assert event.reply and seen and LONG.startswith(event.reply) and event.reply.startswith(seen)
+        assert len(event.reply) < len(LONG) // 2
+        _wait(lambda: bool(s.runtime.memories("me", "signal")))
+        (signal,) = s.runtime.memories("me", "signal")
+        assert (signal.data.get("type"), signal.data.get("target_event_id")) == ("impatience", event.id)
+    finally:
+        standin.close()
+
+
+def test_the_next_message_after_a_stop_continues_the_dialogue(serve: ServeFactory) -> None:
+    standin = OllamaStandin(reply=_long, piece_delay=0.02).start()
+    s = serve(standin)
+    try:
+        first = [{"role": "user", "content": "路由器怎么设置？"}]
+        seen, dialogue, _closed = _stop_after(s, 1, first)
+        _wait(lambda: len(s.runtime.memories("me", "event")) == 1)
+        standin.reply = lambda _m: "好的。"
+        nxt = [*first, {"role": "assistant", "content": seen}, {"role": "user", "content": "说简短一点"}]
+        r = httpx.post(f"{s.url}/api/chat", json={"model": MODEL, "messages": nxt, "stream": False}, timeout=30)
+        assert r.status_code == 200
+        assert r.headers["x-tianma-dialogue-id"] == dialogue
+    finally:
+        standin.close()
+
+
+def test_a_reply_read_to_its_end_is_not_an_interruption(serve: ServeFactory) -> None:
+    s = serve()
+    r = httpx.post(f"{s.url}/api/chat", json={"model": MODEL, "messages": [{"role": "user", "content": "你好"}]})
+    assert r.status_code == 200
+    assert s.runtime.memories("me", "signal") == []
