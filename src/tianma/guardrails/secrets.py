@@ -13,7 +13,9 @@
 
 Ranked after these: the loosely named secrets of :mod:`tianma.guardrails.secret_codes` (door and
 locker codes, unlock and backup codes, a code a few words after its name, recovery phrases,
-a mother's maiden name).
+a mother's maiden name), then the secrets known by their shape or by a name earlier in the
+sentence, :mod:`tianma.guardrails.secret_shapes` (credentials in URLs and command lines, card
+numbers, long random strings, ``user / password`` pairs, codes listed under “backup codes”).
 
 A value is the run of non-space characters after the lead-in, up to a Han character or Chinese
 punctuation ("密码是abc123，记住" keeps "，记住"), without a trailing sentence mark (``. , ; : ?``); a
@@ -31,6 +33,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from tianma.guardrails import secret_codes as codes
+from tianma.guardrails import secret_shapes as shapes
 from tianma.guardrails.pii import PLACEHOLDERS as PII_PLACEHOLDERS
 from tianma.guardrails.pii import PiiMatch, replace_spans, scrub
 
@@ -45,6 +48,7 @@ PLACEHOLDERS: dict[str, str] = {
     "password": "[密码已删除/password removed]",
     "access_code": "[密码已删除/code removed]",
     "seed_phrase": "[助记词已删除/recovery phrase removed]",
+    "card_number": "[卡号已删除/card number removed]",
 }
 """The typed, bilingual placeholder that replaces each kind of secret value."""
 
@@ -64,7 +68,7 @@ class SecretMatch:
 
     kind: str
     """A key of ``PLACEHOLDERS``: ``password``, ``pin``, ``otp``, ``api_key``, ``private_key``,
-    ``token``, ``security_answer``, ``cvv``, ``access_code`` or ``seed_phrase``."""
+    ``token``, ``security_answer``, ``cvv``, ``access_code``, ``seed_phrase`` or ``card_number``."""
     start: int
     """Offset of the value's first character in the original text."""
     end: int
@@ -331,6 +335,8 @@ def _password(bare_min: int) -> Callable[[str, re.Match[str]], tuple[int, int] |
         # No connector ("wifi密码 88886666", "passcode 739184"): only a value that is obviously one.
         if _group(m, "bare") and (not any(ch.isdigit() for ch in value) or len(value) < bare_min):
             return None
+        if quoted and " " in value and value.split()[0].lower() in _STOP:
+            return None  # "the usual", "my dog's name": talk about the password
         if _PLAIN_WORD.fullmatch(value):
             if value.lower() in _STOP:
                 return None
@@ -382,6 +388,7 @@ def _prefixed_key(text: str, m: re.Match[str]) -> tuple[int, int] | None:
     # A prefix plus a word ("sk-hynix-memory-module-prices") is not a key: the tail needs a digit and a letter.
     tail = next((g for g in m.groups() if g is not None), m.group())
     mixed = any(ch.isdigit() for ch in tail) and any(ch.isalpha() for ch in tail)
+    mixed = mixed or (len(tail) >= 20 and any(ch.isupper() for ch in tail) and any(ch.islower() for ch in tail))
     return (m.start(), m.end()) if mixed else None
 
 
@@ -447,6 +454,8 @@ class _Rule:
     kind: str
     pattern: re.Pattern[str]
     check: _Check
+    overlapping: bool = True
+    """Retry from inside a rejected match (lead-in rules); shape rules scan once, in linear time."""
 
 
 # Priority order: on overlap the earlier rule wins (a key after "password:" is an api_key).
@@ -473,6 +482,17 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("seed_phrase", codes.SEED_PHRASE, codes.span_check),
     _Rule("security_answer", codes.MAIDEN_NAME, codes.maiden_name_check),
     _Rule("access_code", codes.ACCESS_CODE, codes.access_code_check),
+    _Rule("password", shapes.URL_CREDENTIALS, shapes.value_group, overlapping=False),
+    _Rule("password", shapes.CLI_PASSWORD, shapes.value_group, overlapping=False),
+    _Rule("password", shapes.ENV_SECRET, shapes.value_group, overlapping=False),
+    _Rule("card_number", shapes.CARD_NUMBER, shapes.card_number_check, overlapping=False),
+    _Rule("token", shapes.WEBHOOK, shapes.value_group, overlapping=False),
+    _Rule("password", shapes.STRONG_TOKEN, shapes.strong_token_check, overlapping=False),
+    _Rule("api_key", shapes.LONG_RANDOM, shapes.long_random_check, overlapping=False),
+    _Rule("security_answer", shapes.SECURITY_ANSWER, shapes.security_answer_check),
+    _Rule("seed_phrase", shapes.SEED_RUN, shapes.seed_run_check, overlapping=False),
+    _Rule("password", shapes.CREDENTIAL_PAIR, shapes.credential_pair_check),
+    _Rule("access_code", shapes.NAMED_VALUE, shapes.named_value_check),
 )
 
 _PLACEHOLDER_RE = re.compile(
@@ -504,7 +524,7 @@ def find_secrets(text: str) -> list[SecretMatch]:
     taken: list[tuple[int, int]] = [m.span() for m in _PLACEHOLDER_RE.finditer(text)]
     found: list[SecretMatch] = []
     for rule in _RULES:
-        for m in _matches(rule.pattern, text):
+        for m in _matches(rule.pattern, text) if rule.overlapping else rule.pattern.finditer(text):
             span = rule.check(text, m)
             if span is None:
                 continue
@@ -512,6 +532,12 @@ def find_secrets(text: str) -> list[SecretMatch]:
             if all(end <= s or start >= e for s, e in taken):
                 taken.append(span)
                 found.append(SecretMatch(rule.kind, start, end, text[start:end]))
+    codes_found = [(f.start, f.end) for f in found if f.kind in ("access_code", "pin", "password", "otp")]
+    loose = [("access_code", span) for span in [*shapes.listed_codes(text), *shapes.sibling_numbers(text, codes_found)]]
+    for kind, (start, end) in [*loose, *(("security_answer", span) for span in shapes.quoted_answers(text))]:
+        if all(end <= s or start >= e for s, e in taken):
+            taken.append((start, end))
+            found.append(SecretMatch(kind, start, end, text[start:end]))
     return sorted(found, key=lambda s: s.start)
 
 
