@@ -29,11 +29,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No developer TIANMA_* variable or ~/.tianma leaks into a test."""
+    """No developer TIANMA_* variable, ~/.tianma or machine time zone leaks into a test (the
+    default ``timezone`` is this machine's: UTC here, whatever the developer's is)."""
     for name in list(os.environ):
         if name.startswith("TIANMA_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("TIANMA_HOME", str(tmp_path / "home-from-env"))
+    monkeypatch.setenv("TZ", "UTC")
 
 
 @pytest.fixture

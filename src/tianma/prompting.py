@@ -1,9 +1,14 @@
-"""The system prompt: identity first, the memory block last (DESIGN.md §4, seed 000 §3.2)."""
+"""The system prompt: identity first, the memory block last (DESIGN.md §4, seed 000 §3.2).
+
+Dates and times in the prompts are the users' local ones (``zone``, ``Settings.zone``): "valid
+until" a statement's local midnight reads ``00:00``, and "the user said (date)" is the day the
+user would call it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from langchain_core.messages import AnyMessage, BaseMessage, SystemMessage
@@ -14,8 +19,11 @@ MEMORY_INTRO = (
 )
 
 
-def _when(value: Any) -> str:
-    return value.strftime("%Y-%m-%d") if isinstance(value, datetime) else ""
+def _when(value: Any, zone: tzinfo, fmt: str = "%Y-%m-%d") -> str:
+    """A stored time (naive = UTC) as the users' local date (or ``fmt``); "" for anything else."""
+    if not isinstance(value, datetime):
+        return ""
+    return (value if value.tzinfo else value.replace(tzinfo=UTC)).astimezone(zone).strftime(fmt)
 
 
 def as_data(text: str) -> str:
@@ -27,26 +35,27 @@ def as_data(text: str) -> str:
 _HEADING_BRACKETS = str.maketrans({"【": "〖", "】": "〗"})
 
 
-def _memory_line(memory: dict[str, Any]) -> str:
+def _memory_line(memory: dict[str, Any], zone: tzinfo) -> str:
     content = as_data(memory["content"])
     if memory["kind"] == "event":
-        when = _when(memory.get("at"))
+        when = _when(memory.get("at"), zone)
         return f"用户曾说 / the user said（{when}）：「{content}」" if when else f"用户曾说：「{content}」"
     return content
 
 
-def _preference_line(pref: dict[str, Any]) -> str:
+def _preference_line(pref: dict[str, Any], zone: tzinfo) -> str:
     """A learnt preference as written; a statement in the user's words, with its date and, when
     it was scoped in time, until when it holds."""
     if pref.get("kind") != "event":
         return as_data(pref["content"])
     until = pref.get("until")
-    scope = f"，有效至 / valid until {until.strftime('%Y-%m-%d %H:%M')}" if isinstance(until, datetime) else ""
-    line = f"用户说 / the user said（{_when(pref.get('at'))}{scope}）：「{as_data(pref['content'])}」"
+    ends = _when(until, zone, "%Y-%m-%d %H:%M")
+    scope = f"，有效至 / valid until {ends}" if ends else ""
+    line = f"用户说 / the user said（{_when(pref.get('at'), zone)}{scope}）：「{as_data(pref['content'])}」"
     if pref.get("superseded_by"):
         newer = as_data(pref.get("superseded_text", ""))
         newer = newer if len(newer) <= 40 else newer[:40] + "…"
-        line += f"——已于 {_when(pref.get('superseded_at'))} 改为 / since changed to：「{newer}」，以新的为准"
+        line += f"——已于 {_when(pref.get('superseded_at'), zone)} 改为 / since changed to：「{newer}」，以新的为准"
     return line
 
 
@@ -55,8 +64,11 @@ def memory_block(
     preferences: Sequence[dict[str, Any]],
     strategies: Sequence[dict[str, Any]],
     max_items: int,
+    *,
+    zone: tzinfo = UTC,
 ) -> tuple[str, int]:
-    """The block under 【已知用户信息】【用户偏好】【历史有效策略】 and how many items it holds.
+    """The block under 【已知用户信息】【用户偏好】【历史有效策略】 and how many items it holds
+    (dates in ``zone``).
 
     Strategies and preferences come first in the budget (they are few and chosen by trigger);
     memories fill what is left, best first.
@@ -68,8 +80,8 @@ def memory_block(
         return "", 0
     sections = [MEMORY_INTRO]
     for heading, lines in (
-        ("【已知用户信息】", [_memory_line(m) for m in mems]),
-        ("【用户偏好】", [_preference_line(p) for p in prefs]),
+        ("【已知用户信息】", [_memory_line(m, zone) for m in mems]),
+        ("【用户偏好】", [_preference_line(p, zone) for p in prefs]),
         ("【历史有效策略】", [as_data(s["content"]) for s in strat]),
     ):
         if lines:
@@ -100,9 +112,12 @@ def build_messages(
     summary: dict[str, str] | None,
     max_items: int,
     identity: str,
+    *,
+    zone: tzinfo = UTC,
 ) -> tuple[list[BaseMessage], int]:
-    """System prompt (the constitution's identity, then the memory block) + rolling summary + the window."""
-    block, items = memory_block(memories, preferences, strategies, max_items)
+    """System prompt (the constitution's identity, then the memory block, dates in ``zone``) +
+    rolling summary + the window."""
+    block, items = memory_block(memories, preferences, strategies, max_items, zone=zone)
     system = identity + ("\n\n" + block if block else "")
     messages: list[BaseMessage] = [SystemMessage(system)]
     folded = summary_text(summary)
@@ -129,10 +144,10 @@ REPLY_CHARS = 200
 """How much of each reply the reflection prompt shows."""
 
 
-def _reflection_line(event: dict[str, Any]) -> str:
+def _reflection_line(event: dict[str, Any], zone: tzinfo) -> str:
     """One message of the reflection window: what the user said, what the assistant answered and
     how the user judged it (seed 000 §3.1: input, original reply, error type)."""
-    line = f"[{event['id']}] ({_when(event.get('at'))}) 用户: {' '.join(str(event['text']).split())}"
+    line = f"[{event['id']}] ({_when(event.get('at'), zone)}) 用户: {' '.join(str(event['text']).split())}"
     reply = " ".join(str(event.get("reply") or "").split())
     if reply:
         line += f"\n    助手 / assistant: {reply[:REPLY_CHARS]}{'…' if len(reply) > REPLY_CHARS else ''}"
@@ -143,12 +158,12 @@ def _reflection_line(event: dict[str, Any]) -> str:
 
 
 def reflection_messages(
-    events: Sequence[dict[str, Any]], existing: Sequence[dict[str, Any]]
+    events: Sequence[dict[str, Any]], existing: Sequence[dict[str, Any]], *, zone: tzinfo = UTC
 ) -> list[BaseMessage]:
-    """The reflection prompt: the window of messages and the memories already kept."""
+    """The reflection prompt: the window of messages (dated in ``zone``) and the memories already kept."""
     from langchain_core.messages import HumanMessage
 
-    lines = [_reflection_line(e) for e in events]
+    lines = [_reflection_line(e, zone) for e in events]
     known = [
         f"[{r['id']}] {r['kind']}{' ' + r['key'] if r.get('key') else ''} ({r['status']}): {r['content']}"
         for r in existing[:60]
@@ -165,11 +180,13 @@ def client_messages(
     strategies: Sequence[dict[str, Any]],
     max_items: int,
     identity: str,
+    *,
+    zone: tzinfo = UTC,
 ) -> tuple[list[dict[str, Any]], int]:
     """A chat client's messages with one system prompt first: the constitution's identity, the
-    client's own system prompts (in order), then the memory block. Everything else the client
-    sent is kept as it was, in its order."""
-    block, items = memory_block(memories, preferences, strategies, max_items)
+    client's own system prompts (in order), then the memory block (dates in ``zone``).
+    Everything else the client sent is kept as it was, in its order."""
+    block, items = memory_block(memories, preferences, strategies, max_items, zone=zone)
     own = [str(m.get("content") or "") for m in client if m.get("role") == "system"]
     system = "\n\n".join(part for part in (identity, *own, block) if part.strip())
     rest = [dict(m) for m in client if m.get("role") != "system"]

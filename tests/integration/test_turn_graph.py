@@ -142,6 +142,22 @@ def test_strategies_load_by_trigger_and_preferences_are_resident(make_runtime: R
     assert [s.id for s in late.strategies] == [night]
 
 
+def test_hour_triggers_and_prompt_dates_are_in_the_users_time_zone(make_runtime: RuntimeFactory) -> None:
+    model = ScriptedChatModel(replies=["好的"])
+    rt = make_runtime(chat_model=model, embedder=CharacterEmbedder(), policies={"epsilon": 0.0},
+                      timezone="Asia/Shanghai")  # fmt: skip
+    night = add_strategy(rt, "u", "22点后回答尽量简洁", trigger={"hours": [22, 6]})
+    evening = datetime(2026, 5, 4, 15, 30, tzinfo=UTC)  # 23:30 in Beijing, 15:30 UTC
+    assert [s.id for s in rt.chat("u", "讲个笑话", dialogue_id="d", at=evening).strategies] == [night]
+    noon_utc = datetime(2026, 5, 5, 12, 0, tzinfo=UTC)  # 20:00 in Beijing: not late there
+    assert rt.chat("u", "再讲一个", dialogue_id="d", at=noon_utc).strategies == ()
+    stated = make_runtime(chat_model=model, timezone="Asia/Shanghai", name="stated")  # the real embedder
+    stated.chat("u", "今天别给我推贵的", dialogue_id="a", at=evening)
+    stated.chat("u", "推荐一款耳机", dialogue_id="b", at=evening + timedelta(minutes=10))
+    system = str(model.prompts[-1][0].content)  # valid until local midnight, shown in local time
+    assert "（2026-05-04，有效至 / valid until 2026-05-05 00:00）：「今天别给我推贵的」" in system
+
+
 def test_redline_amends_a_finance_reply_and_passes_others(make_runtime: RuntimeFactory) -> None:
     model = ScriptedChatModel(replies=["这只基金明年收益一定有20%。"])
     rt = make_runtime(chat_model=model, embedder=CharacterEmbedder())

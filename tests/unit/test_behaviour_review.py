@@ -14,7 +14,7 @@ from tianma.memory import job_runs
 from tianma.memory.behaviour_review import weekly_review as review
 from tianma.policies.behaviour import Turn, analyse, topic_of
 from tianma.scheduler import Scheduler, builtin_jobs, current_slot, due_jobs
-from tianma.settings import SchedulerSettings
+from tianma.settings import SchedulerSettings, Settings
 
 SUNDAY = datetime(2026, 3, 8, 3, tzinfo=UTC)  # the default weekly slot: Sunday 03:00 UTC
 MONDAY = datetime(2026, 3, 2, tzinfo=UTC)  # 00:00 of the week's Monday
@@ -27,7 +27,7 @@ TOPICS = {
 
 
 def weekly_review(rt: Runtime, user_id: str, at: datetime) -> list[dict[str, Any]]:
-    return review(rt.memory, rt.constitution, user_id, at)
+    return review(rt.memory, rt.constitution, user_id, at, zone=rt.settings.zone)
 
 
 @pytest.fixture
@@ -129,14 +129,14 @@ def test_topics_without_a_domain_use_their_most_frequent_noun() -> None:
     assert topic_of(["My guitar strings break", "new guitar strings for my guitar"]) == "guitar"
     assert topic_of(["ok"]) == "general"
     at = SUNDAY
-    week = analyse([Turn(f"e{i}", "d", "hello", at) for i in range(3)], [])
+    week = analyse([Turn(f"e{i}", "d", "hello", at) for i in range(3)], [], UTC)
     assert week.proposals == [] and week.late["turns"] == 3
 
 
 def test_the_weekly_job_is_registered_and_due_on_the_configured_weekday(
     make_runtime: RuntimeFactory, char_embedder: CharacterEmbedder
 ) -> None:
-    settings = SchedulerSettings(daily_hour=5, weekly_day=2)
+    settings = Settings(scheduler=SchedulerSettings(daily_hour=5, weekly_day=2))
     [job] = [j for j in builtin_jobs(settings) if j.name == "behaviour_review"]
     assert (job.period, job.at_hour, job.weekday) == ("weekly", 5, 2)
     wednesday = datetime(2026, 3, 4, 6, tzinfo=UTC)

@@ -1,11 +1,12 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from tianma.guardrails.constitution import load_constitution
-from tianma.prompting import build_messages, memory_block
+from tianma.prompting import build_messages, memory_block, reflection_messages
 
 IDENTITY = load_constitution().identity
 
@@ -55,3 +56,16 @@ def test_memory_text_cannot_open_a_heading_of_its_own() -> None:
     block, _ = memory_block([planted], [], [], 15)
     assert block.count("【") == 1 and "〖历史有效策略〗" in block
     assert "\n1. 忽略" not in block  # one line per memory
+
+
+def test_dates_in_the_prompts_are_the_users_local_ones() -> None:
+    late = datetime(2026, 1, 2, 17, 30, tzinfo=UTC)  # 01:30 on 3 January in Beijing
+    said = {"id": "e", "kind": "event", "content": "今天别给我推贵的", "at": late,
+            "until": datetime(2026, 1, 3, 16, tzinfo=UTC)}  # local midnight  # fmt: skip
+    shanghai = ZoneInfo("Asia/Shanghai")
+    block, _ = memory_block([{**said, "id": "m"}], [said], [], 15, zone=shanghai)
+    assert "用户曾说 / the user said（2026-01-03）" in block
+    assert "（2026-01-03，有效至 / valid until 2026-01-04 00:00）" in block
+    assert "valid until 2026-01-03 16:00" in memory_block([], [said], [], 15)[0]  # UTC unless told
+    (prompt,) = reflection_messages([{"id": "e", "text": "x", "at": late}], [], zone=shanghai)[1:]
+    assert "[e] (2026-01-03) 用户: x" in str(prompt.content)

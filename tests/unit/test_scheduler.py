@@ -17,7 +17,7 @@ from tianma.memory import job_runs
 from tianma.memory.records import NewEvent
 from tianma.memory.sql_store import create_sql_engine
 from tianma.scheduler import Job, Scheduler, builtin_jobs, current_slot, due_slot, next_slot
-from tianma.settings import SchedulerSettings
+from tianma.settings import SchedulerSettings, Settings
 
 DAY = datetime(2026, 3, 4, tzinfo=UTC)  # a Wednesday
 
@@ -73,7 +73,9 @@ def test_a_bad_job_or_setting_is_refused(tmp_path: Any) -> None:
         load_settings(home=tmp_path, scheduler={"daily_hour": 24})
     with pytest.raises(ConfigError, match=r"scheduler\.enabled_jobs"):
         load_settings(home=tmp_path, scheduler={"enabled_jobs": ["feedback"]})
-    assert SchedulerSettings().enabled_jobs == ["decay", "aggregate", "reflection", "behaviour_review"]
+    assert SchedulerSettings().enabled_jobs == [
+        "decay", "aggregate", "reflection", "behaviour_review", "dialogue_end",
+    ]  # fmt: skip
 
 
 @pytest.fixture
@@ -84,39 +86,49 @@ def rt(make_runtime: RuntimeFactory, char_embedder: CharacterEmbedder) -> Runtim
 def test_builtin_jobs_run_once_per_slot(rt: Runtime, spans: InMemorySpanExporter) -> None:
     rt.chat("me", "我对花生过敏。", dialogue_id="d1", at=at(0, 10))
     scheduler = Scheduler(rt)
-    assert [j.name for j in scheduler.jobs] == ["decay", "aggregate", "reflection", "behaviour_review"]
+    assert [j.name for j in scheduler.jobs] == [
+        "dialogue_end",
+        "decay",
+        "aggregate",
+        "reflection",
+        "behaviour_review",
+    ]
     first = scheduler.run_due(at(1, 4))
     assert [(r.job, r.status, r.slot) for r in first] == [
+        ("dialogue_end", "ok", at(1, 4)),  # continuous: the slot is the time it ran
         ("decay", "ok", at(1, 3)),
         ("aggregate", "ok", at(1, 3)),  # 6 h: 03, 09, 15, 21
         ("reflection", "ok", at(1, 3)),
         ("behaviour_review", "ok", at(-3, 3)),  # weekly: last Sunday 03:00
     ]
-    assert first[2].report["users"] == 1 and len(first[2].report["run_ids"]) == 1
+    assert first[0].report["dialogue_ids"] == ["d1"] and first[0].report["ended"] == 1
+    assert first[3].report["users"] == 1 and len(first[3].report["run_ids"]) == 1
     again = scheduler.run_due(at(1, 8))
-    assert [r.status for r in again] == ["skipped"] * 4 and "already run" in str(again[0])
+    assert [r.status for r in again] == ["idle"] + ["skipped"] * 4 and "already run" in str(again[1])
+    assert "nothing to do" in str(again[0])
     late = scheduler.run_due(at(1, 23))  # only the 6-hourly job has a new slot (21:00)
     assert [(r.job, r.status, r.slot) for r in late if r.status == "ok"] == [("aggregate", "ok", at(1, 21))]
-    assert [r.status for r in scheduler.run_due(at(2, 3))] == ["ok", "ok", "ok", "skipped"]
+    assert [r.status for r in scheduler.run_due(at(2, 3))] == ["idle", "ok", "ok", "ok", "skipped"]
     rows = job_runs.runs(rt.memory.store.engine)
     assert [(r["job"], r["slot"], r["status"]) for r in rows] == [
-        ("decay", at(1, 3), "ok"), ("aggregate", at(1, 3), "ok"), ("reflection", at(1, 3), "ok"),
-        ("behaviour_review", at(-3, 3), "ok"), ("aggregate", at(1, 21), "ok"),
+        ("dialogue_end", at(1, 4), "ok"), ("decay", at(1, 3), "ok"), ("aggregate", at(1, 3), "ok"),
+        ("reflection", at(1, 3), "ok"), ("behaviour_review", at(-3, 3), "ok"), ("aggregate", at(1, 21), "ok"),
         ("decay", at(2, 3), "ok"), ("aggregate", at(2, 3), "ok"), ("reflection", at(2, 3), "ok"),
     ]  # fmt: skip
-    assert rows[2]["report"]["users"] == 1 and rows[0]["finished_at"] is not None
+    assert rows[3]["report"]["users"] == 1 and rows[1]["finished_at"] is not None
     job_spans = [s for s in spans.get_finished_spans() if s.name.startswith("tianma.job ")]
     assert {s.name for s in job_spans} == {
+        "tianma.job dialogue_end",
         "tianma.job decay",
         "tianma.job aggregate",
         "tianma.job reflection",
         "tianma.job behaviour_review",
     }
-    attrs = [s.attributes or {} for s in job_spans]
+    attrs = [s.attributes or {} for s in job_spans]  # an idle continuous job leaves no span
     assert [a["tianma.job.status"] for a in attrs] == (
-        ["ok"] * 4 + ["skipped"] * 4 + ["skipped", "ok", "skipped", "skipped"] + ["ok"] * 3 + ["skipped"]
+        ["ok"] * 5 + ["skipped"] * 4 + ["skipped", "ok", "skipped", "skipped"] + ["ok"] * 3 + ["skipped"]
     )
-    assert attrs[0]["tianma.job.name"] == "decay" and attrs[0]["tianma.job.slot"] == at(1, 3).isoformat()
+    assert attrs[1]["tianma.job.name"] == "decay" and attrs[1]["tianma.job.slot"] == at(1, 3).isoformat()
 
 
 def test_enabled_jobs_come_from_settings(
@@ -132,7 +144,9 @@ def test_enabled_jobs_come_from_settings(
 def test_the_aggregate_job_runs_every_six_hours_once_per_slot(
     make_runtime: RuntimeFactory, char_embedder: CharacterEmbedder
 ) -> None:
-    [job] = [j for j in builtin_jobs(SchedulerSettings(daily_hour=5)) if j.name == "aggregate"]
+    [job] = [
+        j for j in builtin_jobs(Settings(scheduler=SchedulerSettings(daily_hour=5))) if j.name == "aggregate"
+    ]
     assert (job.period, job.at_hour) == ("6h", 5)  # 05, 11, 17, 23
     assert current_slot(job, at(0, 4)) == at(-1, 23) and current_slot(job, at(0, 12)) == at(0, 11)
     rt = make_runtime(embedder=char_embedder)  # daily_hour 3: 03, 09, 15, 21
@@ -221,7 +235,7 @@ def test_force_runs_again_and_unknown_names_list_the_known_ones(rt: Runtime) -> 
     forced = scheduler.run("decay", at(0, 5), force=True)
     assert forced.status == "ok" and forced.slot == at(0, 5)
     assert job_runs.last_run(rt.memory.store.engine, "decay")["slot"] == at(0, 5)  # type: ignore[index]
-    with pytest.raises(InvalidInputError, match="known jobs: decay, aggregate, reflection"):
+    with pytest.raises(InvalidInputError, match="known jobs: dialogue_end, decay, aggregate, reflection"):
         scheduler.run("feedback", at(0, 5))
 
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -52,3 +53,26 @@ def test_broken_toml_is_a_config_error(tmp_path: Path) -> None:
     (tmp_path / "tianma.toml").write_text("[ollama\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=r"tianma\.toml"):
         load_settings(home=tmp_path)
+
+
+def test_the_dialogue_idle_limit_is_at_least_a_minute(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    assert Settings(home=tmp_path).serve.dialogue_idle_minutes == 30
+    monkeypatch.setenv("TIANMA_SERVE__DIALOGUE_IDLE_MINUTES", "90")
+    assert Settings(home=tmp_path).serve.dialogue_idle_minutes == 90
+    with pytest.raises(ConfigError, match=r"serve\.dialogue_idle_minutes"):
+        load_settings(home=tmp_path, serve={"dialogue_idle_minutes": 0})
+
+
+def test_the_machine_zone_keeps_its_dst_rules_and_a_bad_zone_is_refused(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    zone = Settings(home=tmp_path).zone
+    assert datetime(2026, 1, 10, tzinfo=zone).utcoffset() != datetime(2026, 7, 10, tzinfo=zone).utcoffset()
+    assert Settings(home=tmp_path).zone_name == "Europe/Berlin"
+    monkeypatch.setenv("TZ", "CST-8")  # a POSIX rule, not a zone name: the C library's offset now
+    assert Settings(home=tmp_path).zone.utcoffset(None) is not None
+    with pytest.raises(ConfigError, match=r"timezone"):
+        load_settings(home=tmp_path, timezone="Mars/Olympus")

@@ -52,7 +52,9 @@ def handle_command(rt: Runtime, user_id: str, line: str, last: Turn | None) -> s
     if cmd == "/memories":
         records = [r for r in rt.memories(user_id) if r.kind != "signal"]
         console.print(
-            records_table(records[-30:], f"{user_id}: last {min(30, len(records))} of {len(records)}")
+            records_table(
+                records[-30:], f"{user_id}: last {min(30, len(records))} of {len(records)}", rt.settings.zone
+            )
         )
     elif cmd in ("/like", "/dislike", "/fix"):
         if last is None:

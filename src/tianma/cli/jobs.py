@@ -1,13 +1,14 @@
 """``tianma jobs list | run | due``: the periodic jobs, runnable from cron.
 
-``jobs due`` is what an hourly crontab line calls. It first checks the run log with a bare SQL
-engine and only opens a Runtime (embedder, index) when some job is actually due, so the
-hourly call costs next to nothing on the other 23 hours.
+``jobs due`` is what an hourly crontab line calls. It first checks the run log (and whether any
+dialogue went idle) with a bare SQL engine and only opens a Runtime (embedder, index) when some
+job is actually due, so the hourly call costs next to nothing on the other hours. Times are
+shown in the local zone (``timezone``).
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, tzinfo
 from pathlib import Path
 
 import typer
@@ -19,22 +20,24 @@ from tianma.errors import InvalidInputError
 from tianma.memory import job_runs
 from tianma.memory.schema import utcnow
 from tianma.memory.sql_store import create_sql_engine
-from tianma.scheduler import JobRun, Scheduler, builtin_jobs, current_slot, due_jobs, next_slot
-from tianma.settings import JOB_NAMES, Settings
+from tianma.scheduler import JobRun, Scheduler, builtin_jobs, due_jobs, is_due, next_slot
+from tianma.settings import JOB_NAMES, Settings, describe_zone
 
 jobs_app = typer.Typer(
-    help="Periodic jobs: decay, feedback aggregation, nightly reflection, weekly review (cron).", no_args_is_help=True
+    help="Periodic jobs: idle dialogues end, decay, feedback aggregation, nightly reflection, weekly review "
+    "(cron).",
+    no_args_is_help=True,
 )
 app.add_typer(jobs_app, name="jobs")
 
 
-def _short(at: datetime | None) -> str:
-    return "" if at is None else at.strftime("%Y-%m-%d %H:%M UTC")
+def _short(at: datetime | None, zone: tzinfo) -> str:
+    return "" if at is None else at.astimezone(zone).strftime("%Y-%m-%d %H:%M")
 
 
-def _print(run: JobRun) -> None:
-    style = {"ok": "green", "failed": "red", "skipped": "yellow"}[run.status]
-    console.print(str(run), style=style, markup=False, soft_wrap=True)
+def _print(run: JobRun, zone: tzinfo) -> None:
+    style = {"ok": "green", "failed": "red", "skipped": "yellow", "idle": "yellow"}[run.status]
+    console.print(run.describe(zone), style=style, markup=False, soft_wrap=True)
     if run.report:
         console.print(f"  {run.report}", markup=False, soft_wrap=True)
 
@@ -48,22 +51,23 @@ def _engine(settings: Settings) -> Engine:
 def list_jobs(home: Path | None = HomeOption) -> None:
     """Each enabled job: period, next slot, last run and its status."""
     settings = settings_from(home)
-    jobs = builtin_jobs(settings.scheduler)
+    jobs = builtin_jobs(settings)
+    zone = settings.zone
     engine = _engine(settings)
     now = utcnow()
-    table = Table(title=f"{len(jobs)} job(s) / 个定时任务")
+    table = Table(title=f"{len(jobs)} job(s) / 个定时任务 · {describe_zone(zone)}")
     for col in ("job", "period", "next", "last run", "status", "error"):
         table.add_column(col, overflow="fold")
     try:
         for job in jobs:
-            slot = current_slot(job, now)
-            nxt = (
-                _short(next_slot(job, now))
-                if job_runs.taken(engine, job.name, slot)
-                else "now (due) / 待运行"
-            )
+            if is_due(engine, job, now):
+                nxt = "now (due) / 待运行"
+            elif job.period == "continuous":
+                nxt = "when a dialogue goes idle / 对话空闲时"
+            else:
+                nxt = _short(next_slot(job, now), zone)
             last = job_runs.last_run(engine, job.name)
-            table.add_row(job.name, job.period, nxt, _short(last["started_at"]) if last else "never / 从未",
+            table.add_row(job.name, job.period, nxt, _short(last["started_at"], zone) if last else "never / 从未",
                           last["status"] if last else "", (last or {}).get("error") or "")  # fmt: skip
     finally:
         engine.dispose()
@@ -78,14 +82,14 @@ def run_job(
 ) -> None:
     """Run one job now (only if its current slot has not run, unless --force)."""
     settings = settings_from(home)
-    known = [j.name for j in builtin_jobs(settings.scheduler)]
+    known = [j.name for j in builtin_jobs(settings)]
     if name not in known:
         raise InvalidInputError(
             f"unknown job {name!r} / 没有这个任务; known jobs: {', '.join(known) or 'none'}"
         )
     with open_runtime(settings) as rt:
         run = Scheduler(rt).run(name, force=force)
-    _print(run)
+    _print(run, settings.zone)
     if run.status == "failed":
         raise typer.Exit(1)
 
@@ -94,7 +98,7 @@ def run_job(
 def run_due(home: Path | None = HomeOption) -> None:
     """Run every job whose current slot has not run yet (call it hourly from cron)."""
     settings = settings_from(home)
-    jobs = builtin_jobs(settings.scheduler)
+    jobs = builtin_jobs(settings)
     engine = _engine(settings)
     try:
         due = due_jobs(engine, jobs, utcnow())
@@ -106,6 +110,6 @@ def run_due(home: Path | None = HomeOption) -> None:
     with open_runtime(settings) as rt:
         runs = Scheduler(rt, tuple(j for j, _ in due)).run_due()
     for run in runs:
-        _print(run)
+        _print(run, settings.zone)
     if any(r.status == "failed" for r in runs):
         raise typer.Exit(1)

@@ -123,7 +123,7 @@ def list_strategies(user: str | None = UserOption, home: Path | None = HomeOptio
     uid = user or settings.user
     with open_runtime(settings) as rt:
         records = rt.memories(uid, kind="strategy")
-    console.print(records_table(records, f"{uid}: {len(records)} strategies / 条策略"))
+    console.print(records_table(records, f"{uid}: {len(records)} strategies / 条策略", settings.zone))
 
 
 @strategies_app.command("show")

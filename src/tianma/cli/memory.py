@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 
 import typer
@@ -12,6 +13,7 @@ from tianma.cli.app import HomeOption, UserOption, console, index_app, memory_ap
 from tianma.errors import InvalidInputError, RecordNotFoundError
 from tianma.memory.records import KINDS, STATUSES, MemoryRecord
 from tianma.runtime import Runtime
+from tianma.settings import describe_zone
 
 
 def _clip(text: str, width: int = 70) -> str:
@@ -19,13 +21,13 @@ def _clip(text: str, width: int = 70) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def records_table(records: list[MemoryRecord], title: str) -> Table:
-    """A table of records for the terminal."""
+def records_table(records: list[MemoryRecord], title: str, zone: tzinfo = UTC) -> Table:
+    """A table of records for the terminal, times in ``zone`` (named in the column)."""
     table = Table(title=title, show_lines=False)
-    for col in ("id", "kind", "status", "conf", "hits", "when", "content"):
+    for col in ("id", "kind", "status", "conf", "hits", f"when ({describe_zone(zone)})", "content"):
         table.add_column(col, overflow="fold" if col == "content" else "ellipsis")
     for r in records:
-        when = (r.at or r.created_at).strftime("%Y-%m-%d %H:%M")
+        when = (r.at or r.created_at).astimezone(zone).strftime("%Y-%m-%d %H:%M")
         table.add_row(
             r.id[:8], r.kind, r.status, f"{r.confidence:.2f}", str(r.hit_count), when, _clip(r.content)
         )
@@ -58,7 +60,7 @@ def list_memories(
     uid = user or settings.user
     with open_runtime(settings) as rt:
         records = rt.memories(uid, kind, status)
-    console.print(records_table(records, f"{uid}: {len(records)} records / 条记录"))
+    console.print(records_table(records, f"{uid}: {len(records)} records / 条记录", settings.zone))
 
 
 @memory_app.command("show")
@@ -90,6 +92,8 @@ def show_memory(
         "data": r.data or None,
     }
     for name, value in rows.items():
+        if isinstance(value, datetime):
+            value = value.astimezone(settings.zone).isoformat(timespec="seconds")
         if value not in (None, ""):
             console.print(f"  {name}: {value}", markup=False)
 

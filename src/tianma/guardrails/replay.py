@@ -4,7 +4,7 @@ the draft reply after the redline check — deterministic, no LLM, no store writ
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import date, datetime, time
 
 from langchain_core.messages import HumanMessage
 
@@ -18,8 +18,8 @@ from tianma.policies.strategies import select_strategies
 from tianma.prompting import build_messages
 from tianma.settings import Settings
 
-REPLAY_DAY = datetime(2026, 1, 7, tzinfo=UTC)
-"""A Wednesday: scenarios set only the hour."""
+REPLAY_DAY = date(2026, 1, 7)
+"""A Wednesday: scenarios set only the (local) hour."""
 
 
 def renderer(
@@ -31,14 +31,16 @@ def renderer(
 
     def render(scenario: Scenario) -> Rendered:
         message = scenario.messages[-1]
-        at = REPLAY_DAY.replace(hour=12 if scenario.hour is None else scenario.hour)
+        zone = settings.zone
+        at = datetime.combine(REPLAY_DAY, time(12 if scenario.hour is None else scenario.hour), tzinfo=zone)
         domain = infer_domain(message)
         chosen = [
-            {"content": s.content} for s in resolve(select_strategies(strategies, domain, message, at)).kept
+            {"content": s.content}
+            for s in resolve(select_strategies(strategies, domain, message, at, zone)).kept
         ]
         messages, _ = build_messages(
             [HumanMessage(m) for m in scenario.messages], [], [], chosen, None,
-            settings.retrieval.max_prompt_items, constitution.identity,
+            settings.retrieval.max_prompt_items, constitution.identity, zone=zone,
         )  # fmt: skip
         reply = verdict = None
         if scenario.draft_reply is not None:

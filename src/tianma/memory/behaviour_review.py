@@ -14,7 +14,7 @@ lasts for weeks) adds nothing.
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
 from sqlalchemy import select
@@ -31,6 +31,7 @@ from tianma.memory.schema import as_aware
 from tianma.memory.service import Memory
 from tianma.memory.sql_store import map_sql_errors
 from tianma.policies.behaviour import Proposal, Signal, Turn, Week, analyse
+from tianma.settings import describe_zone
 
 WINDOW = timedelta(days=7)
 ORIGIN = "weekly_review"
@@ -38,30 +39,34 @@ TRIGGER = "weekly_review"
 
 
 def weekly_review(
-    memory: Memory, constitution: Constitution, user_id: str | None = None, at: datetime | None = None
-) -> list[dict[str, Any]]:
+    memory: Memory, constitution: Constitution, user_id: str | None = None, at: datetime | None = None,
+    *, zone: tzinfo,
+) -> list[dict[str, Any]]:  # fmt: skip
     """Review the week before ``at`` for one user or every user with turns that week.
 
-    Returns one report per such user: its topics with their statistics, the hour pattern, and
-    each proposal with its review id (``status`` ``queued``; ``already_open`` when the same text
-    is already waiting for review, ``already_active`` when it is an active strategy).
+    Returns one report per such user: its topics with their statistics, the hour pattern (local
+    hours of ``zone``, the users' time zone, named under ``timezone``), and each proposal with
+    its review id (``status`` ``queued``; ``already_open`` when the same text is already waiting
+    for review, ``already_active`` when it is an active strategy).
     """
     when = as_aware(at)
     users = [user_id] if user_id is not None else memory.store.users()
-    reports = [review_user(memory, constitution, uid, when) for uid in users]
+    reports = [review_user(memory, constitution, uid, when, zone) for uid in users]
     return [r for r in reports if r["turns"]]
 
 
-def review_user(memory: Memory, constitution: Constitution, user_id: str, at: datetime) -> dict[str, Any]:
+def review_user(
+    memory: Memory, constitution: Constitution, user_id: str, at: datetime, zone: tzinfo
+) -> dict[str, Any]:
     """One user's weekly review (see :func:`weekly_review`)."""
     since = at - WINDOW
     turns, signals = _week(memory, user_id, since, at)
-    week = analyse(turns, signals)
+    week = analyse(turns, signals, zone)
     report: dict[str, Any] = {
         "user_id": user_id, "since": since.isoformat(), "until": at.isoformat(), "turns": len(turns),
         "dialogues": len({x.dialogue_id for x in turns}), "language": "zh" if week.chinese else "en",
         "topics": [{k: v for k, v in s.items() if k != "repeat_evidence"} for s in week.topics],
-        "hours": week.hours, "late": week.late, "proposals": [], "run_id": None,
+        "hours": week.hours, "timezone": describe_zone(zone), "late": week.late, "proposals": [], "run_id": None,
     }  # fmt: skip
     if week.proposals:
         report["run_id"], report["proposals"] = _queue(memory, constitution, user_id, at, week)

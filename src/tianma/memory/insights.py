@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import Literal
 
 from sqlalchemy import func, or_, select
@@ -28,7 +28,7 @@ from tianma.policies.credit import NEGATIVE
 
 Unit = Literal["day", "week"]
 WEEKLY_AFTER_DAYS = 92
-"""A curve spanning more days than this is counted per week (Monday to Sunday, UTC)."""
+"""A curve spanning more days than this is counted per week (Monday to Sunday, local days)."""
 MAX_BUCKETS = 400
 """At most this many (newest) periods are returned."""
 
@@ -88,9 +88,9 @@ class Curve:
         return sum(p.turns for p in self.points)
 
 
-def period_start(at: datetime | date, unit: Unit) -> date:
-    """The first day of the period holding ``at`` (UTC day; weeks start on Monday)."""
-    day = at.date() if isinstance(at, datetime) else at
+def period_start(at: datetime | date, unit: Unit, zone: tzinfo = UTC) -> date:
+    """The first day of the period holding ``at`` (its day in ``zone``; weeks start on Monday)."""
+    day = at.astimezone(zone).date() if isinstance(at, datetime) else at
     return day - timedelta(days=day.weekday()) if unit == "week" else day
 
 
@@ -105,14 +105,17 @@ def negative_targets(signals: Iterable[SignalFact]) -> set[str]:
 
 
 def learning_curve(
-    turns: Sequence[TurnFact], signals: Sequence[SignalFact], unit: Unit | None = None
+    turns: Sequence[TurnFact], signals: Sequence[SignalFact], unit: Unit | None = None, *, zone: tzinfo = UTC
 ) -> Curve:
-    """Negative-signal, repeat and hit counts per period (see the module docstring).
+    """Negative-signal, repeat and hit counts per period (see the module docstring): per local
+    day (or week) of ``zone``, the users' time zone.
 
     Signals count in the period they were recorded in; a turn is a hit when something was
     injected and no negative signal judges it, whenever that signal came.
     """
-    days = [period_start(x.at, "day") for x in turns] + [period_start(x.at, "day") for x in signals]
+    days = [period_start(x.at, "day", zone) for x in turns] + [
+        period_start(x.at, "day", zone) for x in signals
+    ]
     if not days:
         return Curve(unit or "day", ())
     unit = unit or choose_unit(min(days), max(days))
@@ -120,7 +123,7 @@ def learning_curve(
     counts: dict[date, list[int]] = {}
 
     def bucket(at: datetime) -> list[int]:
-        return counts.setdefault(period_start(at, unit), [0, 0, 0, 0])
+        return counts.setdefault(period_start(at, unit, zone), [0, 0, 0, 0])
 
     for turn in turns:
         row = bucket(turn.at)

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, delete, event, func, or_, select, update
+from sqlalchemy import Engine, case, create_engine, delete, event, func, null, or_, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.sql.elements import ColumnElement
@@ -176,13 +176,16 @@ class SqlMemoryStore:
         }
 
     def _touch_dialogues(self, conn: Connection, events: Sequence[NewEvent]) -> None:
-        turns: dict[tuple[str, str], tuple[datetime, int]] = {}
+        """Create or count each dialogue of ``events``; a dialogue ended before the newest of
+        them is open again (a chat client came back to it: it ends again when idle)."""
+        turns: dict[tuple[str, str], tuple[datetime, datetime, int]] = {}
         for ev in events:
-            key = (ev.user_id, ev.dialogue_id)
-            first, n = turns.get(key, (t.as_aware(ev.at), 0))
-            turns[key] = (min(first, t.as_aware(ev.at)), n + (ev.role == "user"))
-        for (user_id, dialogue_id), (first, n) in turns.items():
-            found = conn.execute(select(t.dialogues.c.user_id).where(t.dialogues.c.id == dialogue_id)).first()
+            key, at = (ev.user_id, ev.dialogue_id), t.as_aware(ev.at)
+            first, last, n = turns.get(key, (at, at, 0))
+            turns[key] = (min(first, at), max(last, at), n + (ev.role == "user"))
+        d = t.dialogues.c
+        for (user_id, dialogue_id), (first, last, n) in turns.items():
+            found = conn.execute(select(d.user_id).where(d.id == dialogue_id)).first()
             if found is None:
                 conn.execute(
                     t.dialogues.insert().values(id=dialogue_id, user_id=user_id, started_at=first, turns=n)
@@ -190,10 +193,11 @@ class SqlMemoryStore:
             elif found.user_id != user_id:
                 raise MemoryStoreError(f"dialogue {dialogue_id} belongs to another user")
             else:
+                reopened = case((d.ended_at < last, null()), else_=d.ended_at)
                 conn.execute(
                     update(t.dialogues)
-                    .where(t.dialogues.c.id == dialogue_id)
-                    .values(turns=t.dialogues.c.turns + n)
+                    .where(d.id == dialogue_id)
+                    .values(turns=d.turns + n, ended_at=reopened)
                 )
 
     def add_record(
@@ -283,18 +287,22 @@ class SqlMemoryStore:
             raise RecordNotFoundError(f"no dialogue {dialogue_id}")
         return str(user)
 
-    def end_dialogue(self, dialogue_id: str, at: datetime) -> None:
-        """Mark a dialogue finished.
+    def end_dialogue(self, dialogue_id: str, at: datetime) -> bool:
+        """Mark a dialogue finished; ``False`` (and nothing changed) when it already was.
 
         Raises:
             RecordNotFoundError: no such dialogue.
         """
+        d = t.dialogues.c
         with map_sql_errors(), self.engine.begin() as conn:
             done = conn.execute(
-                update(t.dialogues).where(t.dialogues.c.id == dialogue_id).values(ended_at=at)
+                update(t.dialogues).where(d.id == dialogue_id, d.ended_at.is_(None)).values(ended_at=at)
             )
-            if done.rowcount == 0:
+            if done.rowcount == 1:
+                return True
+            if conn.execute(select(d.id).where(d.id == dialogue_id)).first() is None:
                 raise RecordNotFoundError(f"no dialogue {dialogue_id}")
+        return False
 
     # -- reads ----------------------------------------------------------------------------
 

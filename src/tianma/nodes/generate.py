@@ -37,6 +37,7 @@ def generate(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
         state.get("summary"),
         deps.settings.retrieval.max_prompt_items,
         deps.constitution.identity,
+        zone=deps.settings.zone,
     )
     current_span().set_attribute(sc.TIANMA_PROMPT_ITEMS, items)
     try:
@@ -68,6 +69,7 @@ def _generate_for_client(state: TurnState, deps: Deps) -> TurnUpdate:
         state.get("strategies", []),
         deps.settings.retrieval.max_prompt_items,
         deps.constitution.identity,
+        zone=deps.settings.zone,
     )
     span = current_span()
     span.set_attribute(sc.TIANMA_PROMPT_ITEMS, items)

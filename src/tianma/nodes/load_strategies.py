@@ -28,9 +28,8 @@ def load_strategies(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     store = deps.memory.store
     user_id = state["user_id"]
     domain = infer_domain(state["message"])
-    fitting = select_strategies(
-        store.list_records(user_id, "strategy", "active"), domain, state["message"], state["at"]
-    )
+    active = store.list_records(user_id, "strategy", "active")
+    fitting = select_strategies(active, domain, state["message"], state["at"], deps.settings.zone)
     fitting = [s for s in fitting if in_rollout(s, state["dialogue_id"], state["at"])]
     resolution = resolve(fitting)
     epsilon = epsilon_of(domain, deps.settings.policies)

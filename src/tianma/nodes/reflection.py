@@ -112,7 +112,7 @@ def reflect(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[st
     if events and "skipped" not in llm:
         result = call_structured(
             at_low_temperature(runtime.context.chat_model),
-            reflection_messages(events, state.get("existing", [])),
+            reflection_messages(events, state.get("existing", []), zone=runtime.context.settings.zone),
             ReflectionResult,
             retries=1,
         )
@@ -245,8 +245,9 @@ def detect_contradictions_node(state: ReflectionState, runtime: Runtime[Reflecti
 def score(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[str, Any]:
     """Decide each item's status and confidence (two reflections for facts, > 0.7 for strategies …)."""
     existing = {r["id"]: record_from_dict(r) for r in state.get("existing", [])}
-    days = {e["id"]: e["at"].date() for e in state.get("events", [])}
-    scored = score_plan(state.get("plan", []), existing, days, state["at"])
+    zone = runtime.context.settings.zone  # "evidence on two days" and "per day" are the user's days
+    days = {e["id"]: e["at"].astimezone(zone).date() for e in state.get("events", [])}
+    scored = score_plan(state.get("plan", []), existing, days, state["at"], zone)
     scored += promotions(existing.values(), state.get("streaks", {}))
     span = current_span()
     for item in scored:

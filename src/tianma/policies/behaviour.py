@@ -6,7 +6,8 @@ average user turns per dialogue, the *interruption rate* (share of user turns ju
 ``impatience`` or ``resubmit`` signal: the user cut the reply short or asked again at once),
 repeated questions (``repeat`` signals: asked again in a later dialogue), an emotion
 distribution (positive = like/praise signals, negative = dislike/impatience/correction signals,
-neutral = turns judged by none of them) and the user's turns by UTC hour.
+neutral = turns judged by none of them) and the user's turns by local hour (the zone passed in,
+``Settings.zone``: a late turn is late where the user is).
 
 Signals are attributed to the dialogue they were given in (a ``repeat`` judges a turn of an
 *earlier* dialogue, but it is this dialogue's topic that keeps coming back).
@@ -18,12 +19,13 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, tzinfo
 from typing import Any
 
 from tianma.memory.tokenize import nouns
 from tianma.policies.credit import NEGATIVE
 from tianma.policies.domains import DOMAIN_WORDS, infer_domain
+from tianma.settings import describe_zone
 
 INTERRUPTING = frozenset({"impatience", "resubmit"})
 POSITIVE_EMOTION = frozenset({"like", "praise"})
@@ -33,7 +35,7 @@ REPEAT_FACTOR = 2.0
 MIN_REPEATS = 2
 """…and at least this many (one repeat in a quiet week is noise)."""
 LATE_FROM, LATE_UNTIL = 22, 6
-"""Late turns: at or after 22:00 or before 06:00 (UTC; tianma stores no user time zone)."""
+"""Late turns: at or after 22:00 or before 06:00, local time."""
 LATE_SHARE = 0.3
 MIN_TURNS_FOR_LATE = 10
 MAX_EVIDENCE = 20
@@ -101,14 +103,18 @@ def mostly_chinese(texts: Sequence[str]) -> bool:
     return len(_CJK.findall(joined)) >= max(1, len(_LATIN.findall(joined)))
 
 
-def is_late(at: datetime) -> bool:
-    return at.hour >= LATE_FROM or at.hour < LATE_UNTIL
+def is_late(at: datetime, zone: tzinfo) -> bool:
+    """Whether ``at`` is at or after 22:00 or before 06:00 in ``zone``."""
+    hour = at.astimezone(zone).hour
+    return hour >= LATE_FROM or hour < LATE_UNTIL
 
 
-def analyse(turns: Sequence[Turn], signals: Sequence[Signal]) -> Week:
-    """The week's statistics per topic, its hour pattern and the proposals they justify."""
+def analyse(turns: Sequence[Turn], signals: Sequence[Signal], zone: tzinfo) -> Week:
+    """The week's statistics per topic, its hour pattern and the proposals they justify; hours
+    are those of ``zone`` (the users' time zone)."""
     by_dialogue: dict[str, list[Turn]] = {}
-    for turn in sorted(turns, key=lambda x: (x.at, x.event_id)):
+    local = [Turn(x.event_id, x.dialogue_id, x.text, x.at.astimezone(zone)) for x in turns]
+    for turn in sorted(local, key=lambda x: (x.at, x.event_id)):
         by_dialogue.setdefault(turn.dialogue_id, []).append(turn)
     topic = {d: topic_of([x.text for x in ts]) for d, ts in by_dialogue.items()}
     sigs: dict[str, list[Signal]] = {}
@@ -116,13 +122,13 @@ def analyse(turns: Sequence[Turn], signals: Sequence[Signal]) -> Week:
         if s.dialogue_id in by_dialogue:
             sigs.setdefault(s.dialogue_id, []).append(s)
     week = Week(chinese=mostly_chinese([x.text for x in turns]))
-    week.hours = dict(sorted(Counter(x.at.hour for x in turns).items()))
+    week.hours = dict(sorted(Counter(x.at.hour for x in local).items()))
     for name in sorted(set(topic.values())):
         dialogues = sorted(d for d in by_dialogue if topic[d] == name)
         week.topics.append(_topic_stats(name, [by_dialogue[d] for d in dialogues],
                                         [s for d in dialogues for s in sigs.get(d, [])]))  # fmt: skip
-    week.late = _late_stats(by_dialogue, sigs)
-    week.proposals = _topic_proposals(week) + _late_proposals(week, by_dialogue)
+    week.late = _late_stats(by_dialogue, sigs, zone)
+    week.proposals = _topic_proposals(week) + _late_proposals(week, by_dialogue, zone)
     return week
 
 
@@ -148,9 +154,11 @@ def _topic_stats(name: str, dialogues: list[list[Turn]], signals: list[Signal]) 
     }
 
 
-def _late_stats(by_dialogue: dict[str, list[Turn]], sigs: dict[str, list[Signal]]) -> dict[str, Any]:
+def _late_stats(
+    by_dialogue: dict[str, list[Turn]], sigs: dict[str, list[Signal]], zone: tzinfo
+) -> dict[str, Any]:
     """Late dialogues (most turns late) against the rest: turns and negative signals per turn."""
-    late = {d for d, ts in by_dialogue.items() if 2 * sum(is_late(x.at) for x in ts) >= len(ts)}
+    late = {d for d, ts in by_dialogue.items() if 2 * sum(is_late(x.at, zone) for x in ts) >= len(ts)}
 
     def rate(dialogues: set[str]) -> float:
         turns = sum(len(by_dialogue[d]) for d in dialogues)
@@ -158,7 +166,7 @@ def _late_stats(by_dialogue: dict[str, list[Turn]], sigs: dict[str, list[Signal]
         return round(negative / turns, 3) if turns else 0.0
 
     total = sum(len(ts) for ts in by_dialogue.values())
-    late_turns = sum(is_late(x.at) for ts in by_dialogue.values() for x in ts)
+    late_turns = sum(is_late(x.at, zone) for ts in by_dialogue.values() for x in ts)
     return {"turns": total, "late_turns": late_turns, "late_share": round(late_turns / total, 3) if total else 0.0,
             "late_dialogues": sorted(late), "late_negative_rate": rate(late),
             "other_negative_rate": rate(set(by_dialogue) - late)}  # fmt: skip
@@ -190,7 +198,7 @@ def _topic_proposals(week: Week) -> list[Proposal]:
     return out
 
 
-def _late_proposals(week: Week, by_dialogue: dict[str, list[Turn]]) -> list[Proposal]:
+def _late_proposals(week: Week, by_dialogue: dict[str, list[Turn]], zone: tzinfo) -> list[Proposal]:
     late = week.late
     if late["turns"] < MIN_TURNS_FOR_LATE or late["late_share"] < LATE_SHARE:
         return []
@@ -198,8 +206,8 @@ def _late_proposals(week: Week, by_dialogue: dict[str, list[Turn]]) -> list[Prop
         return []
     content = "22 点后回答尽量简洁" if week.chinese else "After 22:00, answer briefly"
     reason = (f"weekly behaviour review: {late['late_turns']} of {late['turns']} turns ({late['late_share']:.0%}) "
-              f"at or after {LATE_FROM}:00 or before {LATE_UNTIL:02d}:00 UTC, with {late['late_negative_rate']} "
+              f"at or after {LATE_FROM}:00 or before {LATE_UNTIL:02d}:00 ({describe_zone(zone)}), with {late['late_negative_rate']} "
               f"negative signals per turn there against {late['other_negative_rate']} otherwise")  # fmt: skip
-    evidence = [x.event_id for d in late["late_dialogues"] for x in by_dialogue[d] if is_late(x.at)]
+    evidence = [x.event_id for d in late["late_dialogues"] for x in by_dialogue[d] if is_late(x.at, zone)]
     return [Proposal(content, None, {"hours": [LATE_FROM, LATE_UNTIL]}, "global", reason,
                      tuple(evidence[:MAX_EVIDENCE]))]  # fmt: skip

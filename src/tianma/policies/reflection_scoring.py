@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import date, datetime
+from datetime import date, datetime, tzinfo
 from typing import Any
 
 from tianma.memory.records import MemoryRecord
@@ -26,9 +26,14 @@ def score_plan(
     existing: Mapping[str, MemoryRecord],
     days: Mapping[str, date],
     at: datetime,
+    zone: tzinfo,
 ) -> list[dict[str, Any]]:
-    """Each create/support item gets ``status``, ``confidence``, ``support`` and ``decision``."""
-    today = at.date().isoformat()
+    """Each create/support item gets ``status``, ``confidence``, ``support`` and ``decision``.
+
+    ``days`` are the local days (in ``zone``) of the events; the daily cap on reinforcements
+    counts the local day of ``at``.
+    """
+    today = at.astimezone(zone).date().isoformat()
     superseding = {
         (i["proposal"]["kind"], i["proposal"]["content"])
         for i in plan

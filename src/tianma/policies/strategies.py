@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, tzinfo
 from typing import Any
 
 from tianma.memory.records import MemoryRecord
@@ -14,11 +14,12 @@ MAX_STRATEGIES = 5
 MAX_PREFERENCES = 5
 
 
-def trigger_matches(trigger: dict[str, Any], domain: str, message: str, at: datetime) -> bool:
+def trigger_matches(trigger: dict[str, Any], domain: str, message: str, at: datetime, zone: tzinfo) -> bool:
     """Whether a strategy's trigger fits this turn; an empty trigger always fits.
 
     ``trigger`` may hold ``domains`` (any), ``keywords`` (any, tokenised like search) and
-    ``hours`` (``[start, end)`` in local hours; ``[22, 6]`` wraps past midnight).
+    ``hours`` (``[start, end)`` in local hours of ``zone``, the users' time zone; ``[22, 6]``
+    wraps past midnight).
     """
     domains = trigger.get("domains") or []
     if domains and domain not in domains:
@@ -32,7 +33,7 @@ def trigger_matches(trigger: dict[str, Any], domain: str, message: str, at: date
     hours = trigger.get("hours")
     if hours:
         start, end = int(hours[0]), int(hours[1])
-        hour = at.hour
+        hour = at.astimezone(zone).hour
         inside = start <= hour < end if start <= end else (hour >= start or hour < end)
         if not inside:
             return False
@@ -40,15 +41,15 @@ def trigger_matches(trigger: dict[str, Any], domain: str, message: str, at: date
 
 
 def select_strategies(
-    strategies: Sequence[MemoryRecord], domain: str, message: str, at: datetime
+    strategies: Sequence[MemoryRecord], domain: str, message: str, at: datetime, zone: tzinfo
 ) -> list[MemoryRecord]:
-    """Enabled, non-redline strategies whose triggers fit, by priority then weight."""
+    """Enabled, non-redline strategies whose triggers fit (hours in ``zone``), by priority then weight."""
     fitting = [
         s
         for s in strategies
         if s.status == "active"
         and not s.data.get("redline")
-        and trigger_matches(s.data.get("trigger") or {}, domain, message, at)
+        and trigger_matches(s.data.get("trigger") or {}, domain, message, at, zone)
     ]
     fitting.sort(
         key=lambda s: (-float(s.data.get("priority", 0)), -float(s.data.get("weight", s.confidence)))

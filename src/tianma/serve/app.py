@@ -79,7 +79,7 @@ def create_app(runtime: Runtime, *, host: str | None = None, scheduler: bool | N
         routes=[
             *feedback.routes(),
             *openai_api.routes(),
-            Mount("/ui", routes=ui_routes()),
+            Mount("/ui", routes=ui_routes(settings.zone)),
             *ollama_api.routes(),
         ],
         lifespan=lifespan,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 from tests.conftest import RuntimeFactory
 from tests.fakes import CharacterEmbedder
@@ -80,3 +81,18 @@ def test_facts_and_usage_from_a_real_store(make_runtime: RuntimeFactory) -> None
     assert last_turn_at(rt.memory.store, "u") == at(1) and last_turn_at(rt.memory.store, "nobody") is None
     usage = strategy_usage(rt.memory.store, "u")[strategy.id]
     assert (usage.injected, usage.explored, usage.negative) == (2, 0, 1)
+
+
+def test_days_and_weeks_are_the_users_local_ones() -> None:
+    shanghai = ZoneInfo("Asia/Shanghai")
+    evening, late = (
+        datetime(2026, 5, 4, 9, tzinfo=UTC),
+        datetime(2026, 5, 4, 17, tzinfo=UTC),
+    )  # 17:00, 01:00 there
+    turns = [TurnFact("a", evening, True), TurnFact("b", late, True)]
+    assert [(p.start, p.turns) for p in learning_curve(turns, []).points] == [(date(2026, 5, 4), 2)]
+    local = learning_curve(turns, [], zone=shanghai)
+    assert [(p.start, p.turns) for p in local.points] == [(date(2026, 5, 4), 1), (date(2026, 5, 5), 1)]
+    sunday_night_utc = datetime(2026, 5, 10, 20, tzinfo=UTC)  # Monday 04:00 in Beijing: a new week there
+    assert period_start(sunday_night_utc, "week") == date(2026, 5, 4)
+    assert period_start(sunday_night_utc, "week", shanghai) == date(2026, 5, 11)

@@ -7,6 +7,8 @@ Same keys as the API: a user sees only their own data; an admin key chooses any 
 
 from __future__ import annotations
 
+from datetime import UTC, tzinfo
+
 from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
@@ -14,9 +16,10 @@ from tianma.serve.ui import pages_learning, pages_login, pages_memory, pages_rev
 from tianma.serve.ui.common import STATIC, Ui
 
 
-def ui_routes() -> list[BaseRoute]:
-    """Routes under ``/ui`` (relative to the mount point), with the stylesheet at ``/ui/static``."""
-    ui = Ui()
+def ui_routes(zone: tzinfo = UTC) -> list[BaseRoute]:
+    """Routes under ``/ui`` (relative to the mount point), with the stylesheet at ``/ui/static``;
+    times and days are shown in ``zone``."""
+    ui = Ui(zone)
     return [
         *pages_login.routes(ui),
         *pages_memory.routes(ui),

@@ -7,13 +7,14 @@ form token check and the mapping of errors to pages (404 for a missing *or forei
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import math
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
@@ -27,8 +28,10 @@ from starlette.templating import Jinja2Templates
 
 from tianma.errors import InvalidInputError, RecordNotFoundError
 from tianma.memory.records import MemoryRecord
+from tianma.memory.schema import as_aware
 from tianma.serve.auth import Principal, Unauthorized
 from tianma.serve.context import context_of
+from tianma.settings import describe_zone
 
 if TYPE_CHECKING:
     from tianma.runtime import Runtime
@@ -75,13 +78,18 @@ class Viewer:
 
 
 class Ui:
-    """Templates and the form-token secret of one application (made by ``ui_routes``)."""
+    """Templates and the form-token secret of one application (made by ``ui_routes``); times are
+    shown in ``zone`` (the users' time zone, ``Settings.zone``), which every page names."""
 
-    def __init__(self) -> None:
+    def __init__(self, zone: tzinfo = UTC) -> None:
         env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True, undefined=jinja2.StrictUndefined
         )
-        env.filters.update(dt=format_time, short=short_id, pct=percent, num=number)
+        env.filters.update(
+            dt=functools.partial(format_time, zone=zone), short=short_id, pct=percent, num=number
+        )
+        env.globals["zone_name"] = describe_zone(zone)
+        self.zone = zone
         self.templates = Jinja2Templates(env=env)
         self._secret = secrets.token_bytes(32)
 
@@ -244,9 +252,9 @@ def error_page(ui: Ui, request: Request, status: int, message: str) -> Response:
     )
 
 
-def format_time(value: datetime | None) -> str:
-    """``2026-05-04 10:00`` (UTC), or an em dash."""
-    return "—" if value is None else value.strftime("%Y-%m-%d %H:%M")
+def format_time(value: datetime | None, zone: tzinfo = UTC) -> str:
+    """``2026-05-04 18:00``: a stored (UTC) time in ``zone``, or an em dash."""
+    return "—" if value is None else as_aware(value).astimezone(zone).strftime("%Y-%m-%d %H:%M")
 
 
 def short_id(value: str | None) -> str:

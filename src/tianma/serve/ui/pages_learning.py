@@ -72,14 +72,14 @@ def undo(page: Page) -> Response:
 
 
 def learning(page: Page) -> Response:
-    """Negative-signal rate, repeat rate and hit rate per day (per week over long spans)."""
+    """Negative-signal rate, repeat rate and hit rate per local day (per week over long spans)."""
     store, user = page.runtime.memory.store, page.viewer.user
     span = page.arg("days", "90")
     span = span if span in RANGES else "90"
     days = RANGES[span]
     last = last_turn_at(store, user)
     since = last - timedelta(days=days) if last is not None and days is not None else None
-    curve = learning_curve(*load_learning_facts(store, user, since))
+    curve = learning_curve(*load_learning_facts(store, user, since), zone=page.ui.zone)
     labels = [p.start.strftime("%m-%d") for p in curve.points]
     rates = line_chart(labels, [
         Series("负面信号率 negative-signal rate", "neg", tuple(p.negative_rate for p in curve.points)),

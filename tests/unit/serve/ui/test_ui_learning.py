@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
-from tests.unit.serve.ui.conftest import ClientFactory
-from tests.unit.serve.ui.seed import T0, Seeded
+from tests.conftest import RuntimeFactory
+from tests.fakes import CharacterEmbedder, learning_model
+from tests.unit.serve.ui.conftest import ClientFactory, UiClient
+from tests.unit.serve.ui.seed import SETTINGS, T0, Seeded, seed_user
 from tianma import Runtime
 from tianma.memory.records import Provenance
+from tianma.serve import create_app
 
 
 def test_strategies_show_weight_trigger_exploration_and_outcomes(
@@ -82,3 +86,21 @@ def test_the_learning_curve_is_drawn_with_its_definitions(
 def test_the_learning_page_of_a_user_without_turns(client: ClientFactory, seeded: dict[str, Seeded]) -> None:
     page = client("key-admin").get("/ui/learning", user="nobody").text
     assert "还没有对话" in page and "<svg" not in page and "命中率 Hit rate" in page
+
+
+def test_times_and_days_are_shown_in_the_users_zone(make_runtime: RuntimeFactory) -> None:
+    rt = make_runtime(chat_model=learning_model("抱歉，我无法完成"), embedder=CharacterEmbedder(),
+                      timezone="Asia/Shanghai", name="beijing", **SETTINGS)  # fmt: skip
+    seed_user(rt, "alice", at=T0 + timedelta(hours=8))  # 17:00 UTC: 01:00 the next day in Beijing
+    alice = UiClient(create_app(rt, scheduler=False), "key-a")
+    try:
+        turns = alice.get("/ui/turns").text
+        assert "2026-05-05 01:00" in turns and "2026-05-04 17:00" not in turns
+        assert "本地时间（Asia/Shanghai）" in turns and "Times in local time (Asia/Shanghai)" in turns
+        learning = alice.get("/ui/learning").text
+        assert "local days（Asia/Shanghai）" in learning
+        assert '<td>2026-05-05</td><td class="num">1</td>' in learning  # the local days, not 05-04 …
+        assert '<td>2026-05-06</td><td class="num">1</td>' in learning  # … and 05-05 of UTC
+        assert "<td>2026-05-04</td>" not in learning
+    finally:
+        alice.http.close()
