@@ -40,6 +40,7 @@ from tianma.memory.protocols import Embedder
 from tianma.memory.qdrant_index import QdrantVectorIndex
 from tianma.memory.records import Kind, MemoryRecord, NewEvent, ScoredMemory, Status
 from tianma.memory.reflection_store import maintain_user, record_history, reflection_due, undo_reflection
+from tianma.memory.replies import set_reply
 from tianma.memory.schema import as_aware
 from tianma.memory.search import AnchorCache, hybrid_search
 from tianma.memory.service import Memory
@@ -222,6 +223,12 @@ class Runtime:
                 lock = threading.Lock()
                 locks[name] = lock
             return lock
+
+    def replace_reply(self, user_id: str, event_id: str, reply: str) -> bool:
+        """Record ``reply`` as the whole reply of the turn ``event_id`` (a client's “continue”, the
+        answer after a tool call); False when the user has no such event (forgotten since)."""
+        with self._lock:
+            return set_reply(self.memory.store, event_id, user_id, reply)
 
     def feedback(self, event_id: str, kind: str, text: str | None = None, at: datetime | None = None) -> str:
         """Record explicit feedback on a turn; returns the signal's id.

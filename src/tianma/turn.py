@@ -84,6 +84,9 @@ class ClientTurn:
     stopped: Callable[[], bool] | None = None
     """True once the client has gone away mid-reply (the user pressed stop): the model is read
     no further and the turn records the reply the user saw."""
+    regenerates: str | None = None
+    """The event whose reply this turn replaces (the client's regenerate): no new event is
+    recorded, the old reply gets a weak ``regenerate`` signal and then the new reply."""
 
 
 class IngestEvent(BaseModel):

@@ -29,7 +29,7 @@ def outcome_of(signal_types: Iterable[str], explicit: float | None = None) -> Ou
     return Outcome(
         explicit=explicit,
         correction="correction" in types,
-        rephrase="resubmit" in types,
+        rephrase=bool(types & {"resubmit", "regenerate"}),
         repeat="repeat" in types,
         follow_up=not (types & NEGATIVE),
         impatience="impatience" in types,

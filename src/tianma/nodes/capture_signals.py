@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import HumanMessage, RemoveMessage
 from langgraph.runtime import Runtime
 
 from tianma.graph.deps import Deps
@@ -18,12 +18,14 @@ from tianma.llm.summary import summarise_with_model
 from tianma.memory.feedback import apply_signal
 from tianma.memory.records import NewEvent
 from tianma.memory.reflection_store import reflection_due
+from tianma.memory.replies import replace_reply
 from tianma.memory.shortterm import REPLACE_EVERY, fold_window
 from tianma.memory.statement_model import statement_model
 from tianma.memory.statements import close_superseded, statement_fields
 from tianma.memory.strategy_weights import learn_weights, outcome_of
 from tianma.memory.tokenize import token_set
 from tianma.policies.signals import (
+    CONFIDENCE,
     STOPPED_CONFIDENCE,
     DetectedSignal,
     detect_repeat,
@@ -113,6 +115,9 @@ def fold_update(state: Mapping[str, Any], chat_model: BaseChatModel, window: Win
 
 
 def _record(state: TurnState, deps: Deps, passing: bool) -> TurnUpdate:
+    regenerated = deps.client.regenerates if deps.client is not None else None
+    if regenerated and deps.memory.store.get_many(state["user_id"], [regenerated]):  # not forgotten since
+        return _record_regeneration(state, deps, regenerated)
     at, user_id = state["at"], state["user_id"]
     text, pii = storable(state["message"], deps.settings.guardrails.pii_redaction)
     passage = state.get("passage_vector")
@@ -163,4 +168,30 @@ def _record(state: TurnState, deps: Deps, passing: bool) -> TurnUpdate:
     current = [m for m in state.get("messages", []) if isinstance(m, HumanMessage)]
     if pii and current and current[-1].id:  # the window keeps the redacted text too
         update["messages"] = [HumanMessage(text, id=current[-1].id)]
+    return update
+
+
+def _record_regeneration(state: TurnState, deps: Deps, event_id: str) -> TurnUpdate:
+    """The client asked for another reply to ``event_id``'s message: a weak ``regenerate`` signal
+    on the old reply (credited to what it injected, and to its strategies), then the event gets
+    the new reply and injections; the window loses the old exchange. No new event, no statement."""
+    at, user_id = state["at"], state["user_id"]
+    signal = deps.memory.add_signal(user_id, "regenerate", CONFIDENCE["regenerate"], target_event_id=event_id,
+                                    source_event_id=None, dialogue_id=state["dialogue_id"], at=at,
+                                    detail="regenerate: the client asked for another reply")  # fmt: skip
+    apply_signal(deps.memory, signal, at)
+    learn_weights(deps.memory, event_id, outcome_of(["regenerate"]), deps.settings.policies.learning_rate)
+    replace_reply(deps.memory.store, event_id, user_id, state.get("reply"), state.get("error"), injected_rows(state))
+    span = current_span()
+    span.set_attribute(sc.TIANMA_EVENT_ID, event_id)
+    span.set_attribute("tianma.regenerated", event_id)
+    update: TurnUpdate = {
+        "event_id": event_id, "candidates": [], "passage_vector": [], "reflection_due": None,
+        "signals": [{"type": "regenerate", "target_event_id": event_id, "confidence": signal.confidence}],
+    }  # fmt: skip
+    window = state.get("messages", [])
+    humans = [i for i, m in enumerate(window) if isinstance(m, HumanMessage)]
+    if len(humans) >= 2:  # [..., old message, old reply, this message, new reply]: drop the old pair
+        old = window[humans[-2] : humans[-1]]
+        update["messages"] = [RemoveMessage(id=m.id) for m in old if m.id]
     return update

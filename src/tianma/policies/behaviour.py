@@ -3,7 +3,7 @@
 No LLM: a dialogue's topic is its domain (the lexicon of :mod:`tianma.policies.domains`), else
 its most frequent content noun, else ``general``. Per topic the review counts dialogues,
 average user turns per dialogue, the *interruption rate* (share of user turns judged by an
-``impatience`` or ``resubmit`` signal: the user cut the reply short or asked again at once),
+``impatience``, ``resubmit`` or ``regenerate`` signal: the user cut the reply short or asked again at once),
 repeated questions (``repeat`` signals: asked again in a later dialogue), an emotion
 distribution (positive = like/praise signals, negative = dislike/impatience/correction signals,
 neutral = turns judged by none of them) and the user's turns by local hour (the zone passed in,
@@ -27,7 +27,7 @@ from tianma.policies.credit import NEGATIVE
 from tianma.policies.domains import DOMAIN_WORDS, infer_domain
 from tianma.settings import describe_zone
 
-INTERRUPTING = frozenset({"impatience", "resubmit"})
+INTERRUPTING = frozenset({"impatience", "resubmit", "regenerate"})
 POSITIVE_EMOTION = frozenset({"like", "praise"})
 NEGATIVE_EMOTION = frozenset({"dislike", "impatience", "correction"})
 REPEAT_FACTOR = 2.0

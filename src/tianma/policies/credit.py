@@ -18,7 +18,9 @@ LEARNING_RATE = 0.15
 """How far one fully believed signal moves a credited record's confidence."""
 FLOOR, CEILING = 0.05, 0.95
 
-NEGATIVE = frozenset({"dislike", "correction", "omission", "resubmit", "repeat", "silence", "impatience"})
+NEGATIVE = frozenset(
+    {"dislike", "correction", "omission", "resubmit", "repeat", "silence", "impatience", "regenerate"}
+)
 POSITIVE = frozenset({"like", "praise"})
 
 

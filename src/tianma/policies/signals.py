@@ -9,7 +9,7 @@ from typing import Literal
 from tianma.policies.cues import detect_cue
 
 SignalType = Literal[
-    "like", "dislike", "correction", "omission", "resubmit", "repeat", "silence", "impatience", "praise"
+    "like", "dislike", "correction", "omission", "resubmit", "repeat", "silence", "impatience", "praise", "regenerate"
 ]
 Feedback = Literal["like", "dislike", "correction"]
 FEEDBACK_KINDS: tuple[Feedback, ...] = ("like", "dislike", "correction")
@@ -21,8 +21,11 @@ CONFIDENCE: dict[SignalType, float] = {
     "resubmit": 0.6,
     "repeat": 0.5,
     "silence": 0.3,
+    "regenerate": 0.3,
 }
-"""How much each kind of signal is believed (seed 001 §3.3)."""
+"""How much each kind of signal is believed (seed 001 §3.3). ``regenerate``: the client asked for
+another reply to the same message (a regenerate or retry button) — weak, the user may only want
+a variant."""
 STOPPED_CONFIDENCE = 0.4
 """An ``impatience`` signal on a reply the user stopped (the client went away mid-reply): as
 sure as a plain 算了 / never mind (:data:`tianma.policies.cues.IMPATIENCE`)."""

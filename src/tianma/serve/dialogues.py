@@ -59,6 +59,10 @@ class DialogueTracker:
 
     def __init__(self, capacity: int = 4096) -> None:
         self._known: OrderedDict[str, str] = OrderedDict()
+        self._asked: OrderedDict[str, tuple[str, str]] = OrderedDict()
+        """fingerprint of a turn's request (history and message) → the turn's event and dialogue."""
+        self._latest: OrderedDict[str, str] = OrderedDict()
+        """dialogue → the event of its latest turn."""
         self._capacity = capacity
         self._lock = threading.Lock()
 
@@ -100,6 +104,42 @@ class DialogueTracker:
                 self._known.move_to_end(key)
             while len(self._known) > self._capacity:
                 self._known.popitem(last=False)
+
+
+    def asked(self, user_id: str, request: Sequence[dict[str, Any]], event_id: str, dialogue_id: str) -> None:
+        """After a turn: the request ``request`` (ending with the user's message) got ``event_id``."""
+        key = fingerprint(user_id, request)
+        with self._lock:
+            self._asked[key] = (event_id, dialogue_id)
+            self._asked.move_to_end(key)
+            self._latest[dialogue_id] = event_id
+            self._latest.move_to_end(dialogue_id)
+            for known in (self._asked, self._latest):
+                while len(known) > self._capacity:
+                    known.popitem(last=False)
+
+    def regenerates(
+        self, user_id: str, request: Sequence[dict[str, Any]], conversation: str | None = None
+    ) -> tuple[str, str] | None:
+        """The event (and its dialogue) whose reply this request asks for again: a request with
+        exactly the history and message of the latest turn of a dialogue, i.e. its reply was
+        thrown away (regenerate, retry) — in the same conversation when the client names one. The
+        same first message after the dialogue went on is a new chat."""
+        if not request or request[-1].get("role") != "user":
+            return None
+        with self._lock:
+            found = self._asked.get(fingerprint(user_id, request))
+            if found is None or self._latest.get(found[1]) != found[0]:
+                return None
+        if conversation is not None and self.resolve(user_id, (), conversation) != found[1]:
+            return None
+        return found
+
+    def continues(self, user_id: str, request: Sequence[dict[str, Any]]) -> tuple[str, str] | None:
+        """The turn (event, dialogue) whose request is exactly ``request`` (its answer goes on:
+        “continue”, a tool round)."""
+        with self._lock:
+            return self._asked.get(fingerprint(user_id, request))
 
 
 def _partial_key(user_id: str, before_reply: Sequence[dict[str, Any]]) -> str:

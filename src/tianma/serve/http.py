@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,6 +24,8 @@ _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length"
 _NOT_FORWARDED = _HOP_BY_HOP | {"accept-encoding", "origin", "referer"}
 """Not sent to Ollama: the client's encodings (the answer is decoded here and sent on plain)."""
 _NOT_RETURNED = _HOP_BY_HOP | {"date", "server"}
+MAX_CAPTURE = 1 << 21
+"""Bytes of a passed-through answer kept for ``on_answer`` (2 MiB)."""
 """Not copied from Ollama's answer: this server writes its own ``date`` and ``server``."""
 
 
@@ -62,8 +65,14 @@ def turn_headers(event_id: str, dialogue_id: str) -> dict[str, str]:
     return {EVENT_HEADER: event_id, DIALOGUE_HEADER: dialogue_id}
 
 
-async def pass_through(request: Request, path: str, body: bytes | None = None) -> Response:
-    """Send the request on to Ollama unchanged and stream its answer back (no memory)."""
+async def pass_through(
+    request: Request, path: str, body: bytes | None = None, on_answer: Callable[[bytes, bool], Awaitable[None]] | None = None
+) -> Response:
+    """Send the request on to Ollama unchanged and stream its answer back (no memory).
+
+    ``on_answer``: called once the answer has been sent, with its bytes (up to ``MAX_CAPTURE``;
+    more are sent but not kept) and whether it was sent whole and with status 200.
+    """
     upstream = context_of(request).upstream
     headers = {k: v for k, v in request.headers.items() if k.lower() not in _NOT_FORWARDED}
     outgoing = upstream.aio.build_request(
@@ -76,5 +85,21 @@ async def pass_through(request: Request, path: str, body: bytes | None = None) -
         return JSONResponse({"error": str(exc) or type(exc).__name__, "hint": unreachable_hint(upstream.base_url)},
                             status_code=UNREACHABLE_STATUS)  # fmt: skip
     kept = {k: v for k, v in answer.headers.items() if k.lower() not in _NOT_RETURNED}
-    return StreamingResponse(answer.aiter_bytes(), status_code=answer.status_code, headers=kept,
-                             background=BackgroundTask(answer.aclose))  # fmt: skip
+    if on_answer is None:
+        return StreamingResponse(answer.aiter_bytes(), status_code=answer.status_code, headers=kept,
+                                 background=BackgroundTask(answer.aclose))  # fmt: skip
+    seen = bytearray()
+    whole = [False]
+
+    async def tee() -> AsyncIterator[bytes]:
+        async for piece in answer.aiter_bytes():
+            if len(seen) <= MAX_CAPTURE:
+                seen.extend(piece[: MAX_CAPTURE + 1 - len(seen)])
+            yield piece
+        whole[0] = answer.status_code == 200
+
+    async def after() -> None:
+        await answer.aclose()
+        await on_answer(bytes(seen), whole[0])
+
+    return StreamingResponse(tee(), status_code=answer.status_code, headers=kept, background=BackgroundTask(after))

@@ -12,6 +12,7 @@ from starlette.routing import BaseRoute, Route
 
 from tianma.serve.auth import Unauthorized
 from tianma.serve.context import context_of
+from tianma.serve.continuations import continuing
 from tianma.serve.http import BadRequest, authenticate, json_body, now_go, pass_through, turn_headers
 from tianma.serve.turns import FORWARDED, Busy, ChatRequest, Item, TurnDone, chat_request
 
@@ -53,8 +54,8 @@ async def chat(request: Request) -> Response:
     req = chat_request(principal, model, messages, body, dict(request.headers), ctx.dialogues,
                        ctx.runtime.settings.serve, {k: body[k] for k in FORWARDED if k in body},
                        body.get("stream") is not False)  # fmt: skip
-    if not req.is_turn(ctx.runtime.settings.serve.task_prefixes):  # a model load, a tool result: nothing for memory
-        return await pass_through(request, "/api/chat", json.dumps(body).encode())
+    if not req.is_turn(ctx.runtime.settings.serve.task_prefixes):  # a model load, a tool round, “continue”
+        return await pass_through(request, "/api/chat", json.dumps(body).encode(), continuing(ctx, req))
     items = ctx.turns.run(req)
     try:
         first = await anext(items)

@@ -19,6 +19,7 @@ from starlette.routing import BaseRoute, Route
 
 from tianma.serve.auth import Unauthorized
 from tianma.serve.context import context_of
+from tianma.serve.continuations import continuing
 from tianma.serve.http import BadRequest, authenticate, json_body, pass_through, turn_headers
 from tianma.serve.turns import Busy, ChatRequest, Item, TurnDone, chat_request
 
@@ -141,8 +142,8 @@ async def chat_completions(request: Request) -> Response:
     messages = to_ollama_messages(raw)
     req = chat_request(principal, model, messages, body, dict(request.headers), ctx.dialogues,
                        ctx.runtime.settings.serve, to_ollama_extra(body), bool(body.get("stream")))
-    if not req.is_turn(ctx.runtime.settings.serve.task_prefixes):  # a tool result to continue: Ollama's OpenAI layer answers
-        return await pass_through(request, "/v1/chat/completions", json.dumps(body).encode())
+    if not req.is_turn(ctx.runtime.settings.serve.task_prefixes):  # a tool round, “continue”: Ollama's OpenAI layer answers
+        return await pass_through(request, "/v1/chat/completions", json.dumps(body).encode(), continuing(ctx, req))
     items = ctx.turns.run(req)
     try:
         first = await anext(items)

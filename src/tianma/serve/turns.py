@@ -19,7 +19,7 @@ from tianma.guardrails.stream_gate import tail_after
 from tianma.memory.sql_store import new_id
 from tianma.serve import openwebui
 from tianma.serve.auth import Principal
-from tianma.serve.dialogues import DialogueTracker
+from tianma.serve.dialogues import DialogueTracker, client_conversation
 from tianma.serve.upstream import Upstream, UpstreamError, UpstreamReply
 from tianma.settings import ServeSettings
 from tianma.turn import ClientTurn, Turn
@@ -51,6 +51,8 @@ class ChatRequest:
     stream: bool = True
     event_id: str = field(default_factory=new_id)
     """The id the turn's event gets (announced in a header before the reply)."""
+    regenerates: str | None = None
+    """The earlier turn's event this request asks another reply for (then also ``event_id``)."""
 
     @property
     def text(self) -> str:
@@ -75,6 +77,10 @@ def chat_request(
     without its own memory block."""
     user_id = (openwebui.forwarded_user(headers, serve.trust_openwebui_user) if principal.admin else None) or principal.user_id
     messages = openwebui.without_memory_context(messages)
+    again = dialogues.regenerates(user_id, messages, client_conversation(body, headers))
+    if again is not None:  # the client threw the reply away: the same turn, answered again
+        return ChatRequest(user_id=user_id, model=model, messages=messages, dialogue_id=again[1], extra=extra,
+                           stream=stream, event_id=again[0], regenerates=again[0])  # fmt: skip
     return ChatRequest(user_id=user_id, model=model, messages=messages,
                        dialogue_id=dialogues.of_request(user_id, messages, body, headers), extra=extra, stream=stream)  # fmt: skip
 
@@ -174,7 +180,7 @@ class TurnRunner:
                 raise
 
         client = ClientTurn(tuple(request.messages), stream, release if request.stream else None, request.event_id,
-                            stop.is_set)  # fmt: skip
+                            stop.is_set, request.regenerates)  # fmt: skip
         try:
             turn = self.runtime.chat(request.user_id, request.text, dialogue_id, client=client)
         except ChatModelUnavailableError as exc:
@@ -188,6 +194,7 @@ class TurnRunner:
             request.user_id, [*request.messages, {"role": "assistant", "content": shown + tail}], dialogue_id,
             partial=turn.stopped,
         )
+        self.dialogues.asked(request.user_id, request.messages, turn.event_id, dialogue_id)
         return TurnDone(turn.event_id, dialogue_id, shown + tail, tail, reply, turn)
 
 

@@ -14,6 +14,7 @@ def test_confidence_table_matches_the_design() -> None:
         "resubmit": 0.6,
         "repeat": 0.5,
         "silence": 0.3,
+        "regenerate": 0.3,
     }
 
 
