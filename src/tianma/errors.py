@@ -13,7 +13,8 @@
      │    └── MemoryStoreError
      │         └── RecordNotFoundError        no record or event with that id
      ├── GraphError                           the turn graph failed in an unexpected way
-     └── GuardrailBlockedError                a guardrail refused an operation
+     ├── GuardrailBlockedError                a guardrail refused an operation
+     └── HomeInUseError                       a command needs the data home, a running server holds it
 """
 
 from __future__ import annotations
@@ -73,3 +74,8 @@ class GraphError(TianmaError):
 
 class GuardrailBlockedError(TianmaError):
     """A guardrail refused an operation."""
+
+
+class HomeInUseError(TianmaError):
+    """A command needs the data home to itself (``tianma index rebuild``, a second ``serve``)
+    while a running ``tianma serve`` holds it; the message says to stop the server first."""

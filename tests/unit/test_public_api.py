@@ -27,6 +27,7 @@ def test_all_lists_exactly_the_public_names() -> None:
         "learning_worker",
         "serve",
         "testing",
+        "operations",
     }
     assert set(tianma.__all__) == public - modules
     for name in tianma.__all__:

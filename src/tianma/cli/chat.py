@@ -8,10 +8,13 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from tianma.cli.app import HomeOption, UserOption, app, console, open_runtime, settings_from
+from tianma.cli.app import HomeOption, UserOption, app, console, settings_from
+from tianma.cli.connection import Connection, connect
 from tianma.cli.memory import records_table
 from tianma.errors import ChatModelUnavailableError
-from tianma.runtime import Runtime
+from tianma.operations import chat as ops
+from tianma.operations.memory import list_memories
+from tianma.settings import Settings
 from tianma.turn import Turn
 
 HELP = """commands / 命令:
@@ -42,7 +45,7 @@ def why_table(turn: Turn) -> Table:
     return table
 
 
-def handle_command(rt: Runtime, user_id: str, line: str, last: Turn | None) -> str | None:
+def handle_command(conn: Connection, settings: Settings, user_id: str, line: str, last: Turn | None) -> str | None:
     """Run a slash command; returns ``"quit"`` or ``"new"`` when the loop must react."""
     cmd, _, arg = line.partition(" ")
     if cmd in ("/quit", "/exit", "/q"):
@@ -50,10 +53,10 @@ def handle_command(rt: Runtime, user_id: str, line: str, last: Turn | None) -> s
     if cmd == "/new":
         return "new"
     if cmd == "/memories":
-        records = [r for r in rt.memories(user_id) if r.kind != "signal"]
+        records = [r for r in conn.call(list_memories, user_id) if r.kind != "signal"]
         console.print(
             records_table(
-                records[-30:], f"{user_id}: last {min(30, len(records))} of {len(records)}", rt.settings.zone
+                records[-30:], f"{user_id}: last {min(30, len(records))} of {len(records)}", settings.zone
             )
         )
     elif cmd in ("/like", "/dislike", "/fix"):
@@ -63,7 +66,7 @@ def handle_command(rt: Runtime, user_id: str, line: str, last: Turn | None) -> s
             console.print("usage: /fix <what is right> / 用法：/fix <正确内容>")
         else:
             kind = {"/like": "like", "/dislike": "dislike", "/fix": "correction"}[cmd]
-            rt.feedback(last.event_id, kind, text=arg.strip() or None)
+            conn.call(ops.feedback, last.event_id, kind, arg.strip() or None)
             console.print(f"recorded {kind} / 已记录")
     elif cmd == "/why":
         console.print(why_table(last) if last else "no reply yet / 还没有回复")
@@ -84,7 +87,10 @@ def chat(
     dialogue_id = dialogue or uuid.uuid4().hex
     console.print(f"tianma chat — user {user_id}, model {settings.ollama.model}. /help for commands.")
     last: Turn | None = None
-    with open_runtime(settings) as rt:
+    with connect(settings) as conn:
+        if conn.server is not None:
+            console.print(f"(through tianma serve at {conn.server.url}: replies use its settings / 经由正在运行的服务)",
+                          markup=False)  # fmt: skip
         while True:
             try:
                 line = console.input("[bold cyan]you / 你> [/]").strip()
@@ -93,19 +99,19 @@ def chat(
             if not line:
                 continue
             if line.startswith("/"):
-                action = handle_command(rt, user_id, line, last)
+                action = handle_command(conn, settings, user_id, line, last)
                 if action == "quit":
                     break
                 if action == "new":
-                    rt.end_dialogue(dialogue_id) if last else None
+                    conn.call(ops.end_dialogue, dialogue_id) if last else None
                     dialogue_id, last = uuid.uuid4().hex, None
                     console.print("new dialogue / 新对话")
                 continue
             try:
-                last = rt.chat(user_id, line, dialogue_id=dialogue_id)
+                last = conn.call(ops.chat, user_id, line, dialogue_id)
             except ChatModelUnavailableError as exc:
                 console.print(f"[red]{exc}[/red]\n(your message was saved / 你的消息已保存)")
                 continue
             console.print(f"[bold green]tianma>[/] {last.reply}", markup=True, highlight=False)
         if last is not None:
-            rt.end_dialogue(dialogue_id)
+            conn.call(ops.end_dialogue, dialogue_id)

@@ -10,6 +10,7 @@ from rich.panel import Panel
 
 from tianma.cli.app import app, console, open_runtime, settings_from
 from tianma.cli.chat import why_table
+from tianma.cli.connection import require_no_server
 from tianma.cli.memory import records_table
 from tianma.demo import STORY, create_demo_model
 
@@ -31,6 +32,7 @@ def demo(
     with tempfile.TemporaryDirectory(prefix="tianma-demo-") as tmp:
         settings = settings_from(home or Path(tmp))
         settings.telemetry.exporter = "none"
+        require_no_server(settings, "tianma demo")  # its scripted model needs a runtime of its own
         with open_runtime(settings, chat_model=create_demo_model()) as rt:
             current = None
             for step in STORY:

@@ -1,4 +1,4 @@
-"""``tianma doctor``: data home, store/index consistency, Ollama reachability and model."""
+"""``tianma doctor``: data home, a running server, store/index consistency, Ollama reachability and model."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ import httpx
 import typer
 from rich.table import Table
 
-from tianma.cli.app import HomeOption, app, console, open_runtime, settings_from
+from tianma.cli.app import HomeOption, app, console, settings_from
+from tianma.cli.connection import Connection, connect
+from tianma.errors import BackendUnavailableError
 from tianma.llm.ollama import http_options
-from tianma.memory.service import INDEXED_KINDS, is_indexed
-from tianma.runtime import Runtime
+from tianma.operations import memory as ops
 from tianma.settings import Settings
 
 
@@ -37,19 +38,14 @@ def check_home(settings: Settings) -> Check:
     return Check("data home", True, str(home))
 
 
-def check_index(rt: Runtime) -> list[Check]:
+def check_index(conn: Connection) -> list[Check]:
     """Per user: active indexable records in SQL vs dense vectors vs keyword entries."""
     checks = []
-    store = rt.memory.store
-    for user_id in store.users():
-        expected = sum(
-            1 for r in store.list_records(user_id, sorted(INDEXED_KINDS), "active") if is_indexed(r)
-        )
-        dense, words = rt.memory.vectors.count(user_id), rt.memory.keywords.count(user_id)
-        ok = expected == dense == words
-        detail = f"{expected} records, {dense} vectors, {words} keyword entries"
+    for c in conn.call(ops.count_index):
+        ok = c.records == c.vectors == c.keywords
+        detail = f"{c.records} records, {c.vectors} vectors, {c.keywords} keyword entries"
         checks.append(
-            Check(f"index of {user_id}", ok, detail if ok else detail + " — run `tianma index rebuild`")
+            Check(f"index of {c.user_id}", ok, detail if ok else detail + " — run `tianma index rebuild`")
         )
     return checks or [Check("index", True, "empty store")]
 
@@ -74,12 +70,19 @@ def check_ollama(settings: Settings, transport: httpx.BaseTransport | None = Non
 
 
 def run_checks(settings: Settings, transport: httpx.BaseTransport | None = None) -> list[Check]:
-    """Every check, in order; the store and index checks open the runtime."""
+    """Every check, in order; the store and index checks go through a running server (it holds
+    the index), else open the runtime."""
     checks = [check_home(settings)]
     if checks[0].ok:
-        with open_runtime(settings) as rt:
+        with connect(settings) as conn:
+            if conn.server is not None:
+                detail = f"{conn.server.url} (pid {conn.server.pid}); checked through it / 通过服务检查"
+                checks.append(Check("tianma serve", True, detail))
             checks.append(Check("memory store", True, settings.sql_url))
-            checks.extend(check_index(rt))
+            try:
+                checks.extend(check_index(conn))
+            except BackendUnavailableError as exc:  # e.g. another process holds the vector index
+                checks.append(Check("index", False, str(exc)))
     checks.extend(check_ollama(settings, transport))
     return checks
 

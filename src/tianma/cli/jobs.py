@@ -1,9 +1,10 @@
 """``tianma jobs list | run | due``: the periodic jobs, runnable from cron.
 
 ``jobs due`` is what an hourly crontab line calls. It first checks the run log (and whether any
-dialogue went idle) with a bare SQL engine and only opens a Runtime (embedder, index) when some
-job is actually due, so the hourly call costs next to nothing on the other hours. Times are
-shown in the local zone (``timezone``).
+dialogue went idle) in SQL only and opens a Runtime (embedder, index) only when some job is
+actually due, so the hourly call costs next to nothing on the other hours. Beside a running
+``tianma serve`` it asks the server instead (which may have run the jobs itself: every slot is
+claimed in SQL, none runs twice). Times are shown in the local zone (``timezone``).
 """
 
 from __future__ import annotations
@@ -13,15 +14,13 @@ from pathlib import Path
 
 import typer
 from rich.table import Table
-from sqlalchemy import Engine
 
-from tianma.cli.app import HomeOption, app, console, open_runtime, settings_from
+from tianma.cli.app import HomeOption, app, console, settings_from
+from tianma.cli.connection import connect
 from tianma.errors import InvalidInputError
-from tianma.memory import job_runs
-from tianma.memory.schema import utcnow
-from tianma.memory.sql_store import create_sql_engine
-from tianma.scheduler import JobRun, Scheduler, builtin_jobs, due_jobs, is_due, next_slot
-from tianma.settings import JOB_NAMES, Settings, describe_zone
+from tianma.operations import learning as ops
+from tianma.scheduler import JobRun, builtin_jobs
+from tianma.settings import JOB_NAMES, describe_zone
 
 jobs_app = typer.Typer(
     help="Periodic jobs: idle dialogues end, decay, feedback aggregation, nightly reflection, weekly review "
@@ -42,35 +41,25 @@ def _print(run: JobRun, zone: tzinfo) -> None:
         console.print(f"  {run.report}", markup=False, soft_wrap=True)
 
 
-def _engine(settings: Settings) -> Engine:
-    settings.home.expanduser().mkdir(parents=True, exist_ok=True)
-    return create_sql_engine(settings.sql_url)
-
-
 @jobs_app.command("list")
 def list_jobs(home: Path | None = HomeOption) -> None:
     """Each enabled job: period, next slot, last run and its status."""
     settings = settings_from(home)
-    jobs = builtin_jobs(settings)
     zone = settings.zone
-    engine = _engine(settings)
-    now = utcnow()
+    with connect(settings) as conn:
+        jobs = conn.call(ops.list_jobs)
     table = Table(title=f"{len(jobs)} job(s) / 个定时任务 · {describe_zone(zone)}")
     for col in ("job", "period", "next", "last run", "status", "error"):
         table.add_column(col, overflow="fold")
-    try:
-        for job in jobs:
-            if is_due(engine, job, now):
-                nxt = "now (due) / 待运行"
-            elif job.period == "continuous":
-                nxt = "when a dialogue goes idle / 对话空闲时"
-            else:
-                nxt = _short(next_slot(job, now), zone)
-            last = job_runs.last_run(engine, job.name)
-            table.add_row(job.name, job.period, nxt, _short(last["started_at"], zone) if last else "never / 从未",
-                          last["status"] if last else "", (last or {}).get("error") or "")  # fmt: skip
-    finally:
-        engine.dispose()
+    for job in jobs:
+        if job.due:
+            nxt = "now (due) / 待运行"
+        elif job.next_slot is None:
+            nxt = "when a dialogue goes idle / 对话空闲时"
+        else:
+            nxt = _short(job.next_slot, zone)
+        last = "never / 从未" if job.last_started_at is None else _short(job.last_started_at, zone)
+        table.add_row(job.name, job.period, nxt, last, job.last_status or "", job.last_error or "")
     console.print(table)
 
 
@@ -87,8 +76,8 @@ def run_job(
         raise InvalidInputError(
             f"unknown job {name!r} / 没有这个任务; known jobs: {', '.join(known) or 'none'}"
         )
-    with open_runtime(settings) as rt:
-        run = Scheduler(rt).run(name, force=force)
+    with connect(settings) as conn:
+        run = conn.call(ops.run_job, name, force)
     _print(run, settings.zone)
     if run.status == "failed":
         raise typer.Exit(1)
@@ -98,17 +87,11 @@ def run_job(
 def run_due(home: Path | None = HomeOption) -> None:
     """Run every job whose current slot has not run yet (call it hourly from cron)."""
     settings = settings_from(home)
-    jobs = builtin_jobs(settings)
-    engine = _engine(settings)
-    try:
-        due = due_jobs(engine, jobs, utcnow())
-    finally:
-        engine.dispose()
-    if not due:
+    with connect(settings) as conn:
+        runs = conn.call(ops.run_due)
+    if not runs:
         console.print("nothing due / 没有待运行的任务")
         return
-    with open_runtime(settings) as rt:
-        runs = Scheduler(rt, tuple(j for j, _ in due)).run_due()
     for run in runs:
         _print(run, settings.zone)
     if any(r.status == "failed" for r in runs):

@@ -15,10 +15,12 @@ from tianma.cli.app import (
     app,
     console,
     memory_app,
-    open_runtime,
     settings_from,
 )
-from tianma.cli.memory import find_record, records_table
+from tianma.cli.connection import connect
+from tianma.cli.memory import records_table
+from tianma.operations import learning as learning_ops
+from tianma.operations import memory as memory_ops
 
 reflect_app = typer.Typer(help="Reflect on recent messages: learn facts, preferences, strategies.",
                           invoke_without_command=True)  # fmt: skip
@@ -53,8 +55,8 @@ def reflect(
     if ctx.invoked_subcommand is not None:
         return
     settings = settings_from(home)
-    with open_runtime(settings) as rt:
-        reports = rt.reflect(user, dry_run=dry_run, trigger="nightly" if user is None else "manual")
+    with connect(settings) as conn:
+        reports = conn.call(learning_ops.reflect, user, dry_run, "nightly" if user is None else "manual")
     for report in reports:
         console.print(report_table(report))
         llm = report["llm"]
@@ -74,8 +76,8 @@ def undo(
 ) -> None:
     """Undo one whole reflection (or maintenance) run, restoring everything it changed."""
     settings = settings_from(home)
-    with open_runtime(settings) as rt:
-        restored = rt.undo_reflection(run_id)
+    with connect(settings) as conn:
+        restored = conn.call(learning_ops.undo_reflection, run_id)
     console.print(f"restored {len(restored)} record(s) / 已恢复 {len(restored)} 条")
 
 
@@ -83,8 +85,8 @@ def undo(
 def maintain(home: Path | None = HomeOption) -> None:
     """Forgetting: idle learnt memories lose confidence; weak ones become inactive (restorable)."""
     settings = settings_from(home)
-    with open_runtime(settings) as rt:
-        reports = rt.maintain()
+    with connect(settings) as conn:
+        reports = conn.call(learning_ops.maintain)
     for r in reports:
         console.print(
             f"{r['user_id']}: {len(r['decayed'])} decayed, {len(r['inactive'])} inactive (run {r['run_id']})"
@@ -103,9 +105,9 @@ def history(
 ) -> None:
     """Every version of a record, with the reason and evidence of each change."""
     settings = settings_from(home)
-    with open_runtime(settings) as rt:
-        record = find_record(rt, user or settings.user, record_id)
-        versions = rt.history(record.id)
+    with connect(settings) as conn:
+        record = conn.call(memory_ops.find_record, user or settings.user, record_id)
+        versions = conn.call(memory_ops.history, record.id)
     table = Table(title=f"history of {record.id}")
     for col in ("version", "status", "conf", "content", "changed because", "evidence", "run"):
         table.add_column(col, overflow="fold")
@@ -121,8 +123,8 @@ def list_strategies(user: str | None = UserOption, home: Path | None = HomeOptio
     """Learnt strategies of a user, with status and confidence."""
     settings = settings_from(home)
     uid = user or settings.user
-    with open_runtime(settings) as rt:
-        records = rt.memories(uid, kind="strategy")
+    with connect(settings) as conn:
+        records = conn.call(memory_ops.list_memories, uid, kind="strategy")
     console.print(records_table(records, f"{uid}: {len(records)} strategies / 条策略", settings.zone))
 
 
@@ -132,8 +134,8 @@ def show_strategy(
 ) -> None:
     """One strategy: trigger, action, weight, priority, provenance."""
     settings = settings_from(home)
-    with open_runtime(settings) as rt:
-        r = find_record(rt, user or settings.user, record_id)
+    with connect(settings) as conn:
+        r = conn.call(memory_ops.find_record, user or settings.user, record_id)
     console.print(
         f"[bold]strategy[/bold] {r.id} status={r.status} confidence={r.confidence:.2f} version={r.version}"
     )

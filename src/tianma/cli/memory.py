@@ -10,9 +10,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from tianma.cli.app import HomeOption, UserOption, console, index_app, memory_app, open_runtime, settings_from
-from tianma.errors import InvalidInputError, RecordNotFoundError
+from tianma.cli.connection import connect, require_no_server
+from tianma.errors import InvalidInputError
 from tianma.memory.records import KINDS, STATUSES, MemoryRecord
-from tianma.runtime import Runtime
+from tianma.operations import memory as ops
 from tianma.settings import describe_zone
 
 
@@ -34,16 +35,6 @@ def records_table(records: list[MemoryRecord], title: str, zone: tzinfo = UTC) -
     return table
 
 
-def find_record(rt: Runtime, user_id: str, prefix: str) -> MemoryRecord:
-    """A user's record by full id or unique id prefix."""
-    found = [r for r in rt.memories(user_id) if r.id.startswith(prefix)]
-    if not found:
-        raise RecordNotFoundError(f"no record {prefix!r} for user {user_id}")
-    if len(found) > 1:
-        raise InvalidInputError(f"{prefix!r} matches {len(found)} records; give more characters")
-    return found[0]
-
-
 @memory_app.command("list")
 def list_memories(
     user: str | None = UserOption,
@@ -58,8 +49,8 @@ def list_memories(
         raise InvalidInputError(f"--status must be one of {', '.join(STATUSES)}")
     settings = settings_from(home)
     uid = user or settings.user
-    with open_runtime(settings) as rt:
-        records = rt.memories(uid, kind, status)
+    with connect(settings) as conn:
+        records = conn.call(ops.list_memories, uid, kind, status)
     console.print(records_table(records, f"{uid}: {len(records)} records / 条记录", settings.zone))
 
 
@@ -71,8 +62,8 @@ def show_memory(
 ) -> None:
     """Show one record with its provenance."""
     settings = settings_from(home)
-    with open_runtime(settings) as rt:
-        r = find_record(rt, user or settings.user, record_id)
+    with connect(settings) as conn:
+        r = conn.call(ops.find_record, user or settings.user, record_id)
     console.print(f"[bold]{r.kind}[/bold] {r.id}  status={r.status} version={r.version}")
     console.print(r.content, markup=False)
     rows = {
@@ -111,19 +102,20 @@ def forget_memory(
         raise InvalidInputError("give a record id, or --all to forget everything about the user")
     settings = settings_from(home)
     uid = user or settings.user
-    with open_runtime(settings) as rt:
-        target = None if everything else find_record(rt, uid, record_id or "").id
+    with connect(settings) as conn:
+        target = None if everything else conn.call(ops.find_record, uid, record_id or "").id
         what = f"everything about {uid}" if target is None else f"record {target}"
         if not yes and not typer.confirm(f"Really delete {what}? / 确定删除？"):
             raise typer.Abort()
-        count = rt.forget(uid, target)
+        count = conn.call(ops.forget, uid, target)
     console.print(f"deleted {count} record(s) / 已删除 {count} 条")
 
 
 @index_app.command("rebuild")
 def rebuild_index(home: Path | None = HomeOption) -> None:
-    """Recreate the vector and keyword indexes from the SQL store."""
+    """Recreate the vector and keyword indexes from the SQL store (with no server running)."""
     settings = settings_from(home)
+    require_no_server(settings, "tianma index rebuild")
     with (
         open_runtime(settings) as rt,
         Progress(

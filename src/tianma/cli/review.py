@@ -8,26 +8,16 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from tianma.cli.app import AllUsersOption, HomeOption, UserOption, app, console, open_runtime, settings_from
+from tianma.cli.app import AllUsersOption, HomeOption, UserOption, app, console, settings_from
+from tianma.cli.connection import connect
 from tianma.cli.learning import strategies_app
-from tianma.cli.memory import find_record
-from tianma.errors import InvalidInputError, RecordNotFoundError
-from tianma.runtime import Runtime
+from tianma.operations import memory as ops
 
 review_app = typer.Typer(
     help="Learnt changes waiting for a human: list, approve, reject. / 待审核的学习结果",
     invoke_without_command=True,
 )
 app.add_typer(review_app, name="review")
-
-
-def _find(rt: Runtime, prefix: str) -> dict[str, Any]:
-    found = [r for r in rt.reviews() if r["id"].startswith(prefix)]
-    if not found:
-        raise RecordNotFoundError(f"no review {prefix}")
-    if len(found) > 1:
-        raise InvalidInputError(f"{prefix} matches {len(found)} reviews; give more characters")
-    return found[0]
 
 
 def _preview(preview: dict[str, Any]) -> str:
@@ -46,8 +36,8 @@ def review(
     """List the pending changes with their zone, why they wait, a before/after preview and evidence."""
     if ctx.invoked_subcommand is not None:
         return
-    with open_runtime(settings_from(home)) as rt:
-        rows = rt.reviews(user, None if show_all else "pending")
+    with connect(settings_from(home)) as conn:
+        rows = conn.call(ops.list_reviews, user, None if show_all else "pending")
     table = Table(title=f"{len(rows)} review(s) / 条待审核" if not show_all else f"{len(rows)} review(s)")
     for col in ("id", "user", "status", "kind", "zone", "content", "why", "preview", "evidence"):
         table.add_column(col, overflow="fold")
@@ -58,9 +48,8 @@ def review(
 
 
 def _decide(review_id: str, reason: str, home: Path | None, approve: bool) -> None:
-    with open_runtime(settings_from(home)) as rt:
-        found = _find(rt, review_id)["id"]
-        done = rt.approve(found, reason) if approve else rt.reject(found, reason)
+    with connect(settings_from(home)) as conn:
+        done = conn.call(ops.decide_review, review_id, reason, approve)
     label = "approved / 已批准" if approve else "rejected / 已拒绝"
     console.print(f"{label}: {done['content']} (run {done['run_id']})", markup=False)
 
@@ -90,9 +79,9 @@ def rollback(
 ) -> None:
     """Restore a strategy as it was at an earlier version (a new version; undoable)."""
     settings = settings_from(home)
-    with open_runtime(settings) as rt:
-        record = find_record(rt, user or settings.user, record_id)
-        done = rt.rollback(record.id, to)
+    with connect(settings) as conn:
+        record = conn.call(ops.find_record, user or settings.user, record_id)
+        done = conn.call(ops.rollback, record.id, to)
     console.print(f"{record.id}: version {done['restored_version']} restored as version {done['version']} "
                   f"(run {done['run_id']})")  # fmt: skip
 
@@ -103,9 +92,9 @@ def conflicts(user: str | None = UserOption, home: Path | None = HomeOption) -> 
     (both are disabled on every turn they would apply until one is changed)."""
     settings = settings_from(home)
     uid = user or settings.user
-    with open_runtime(settings) as rt:
-        found = rt.strategy_conflicts(uid)
-        contents = {r.id: r.content for r in rt.memories(uid, kind="strategy")}
+    with connect(settings) as conn:
+        found = conn.call(ops.strategy_conflicts, uid)
+        contents = {r.id: r.content for r in conn.call(ops.list_memories, uid, kind="strategy")}
     if not found:
         console.print("no conflicts / 没有冲突")
         return

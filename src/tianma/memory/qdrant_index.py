@@ -36,6 +36,23 @@ def map_qdrant_errors() -> Iterator[None]:
         raise BackendUnavailableError(f"vector index: {exc}") from exc
 
 
+def is_locked(path: Path) -> bool:
+    """Whether another client holds local mode's lock on the folder ``path`` (one client per
+    folder). Asked before opening one: a client that fails to lock leaks the lock file's handle."""
+    lock = path / ".lock"
+    if not lock.is_file():
+        return False
+    import portalocker  # qdrant-client's own dependency; imported late, as qdrant-client does
+
+    with lock.open("r+") as handle:
+        try:
+            portalocker.lock(handle, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING)
+        except portalocker.exceptions.LockException:
+            return True
+        portalocker.unlock(handle)
+    return False
+
+
 class QdrantVectorIndex:
     """A :class:`~tianma.memory.protocols.VectorIndex` over per-user Qdrant collections."""
 
@@ -66,12 +83,16 @@ class QdrantVectorIndex:
                 client.get_collections()
             elif path is not None:
                 path.mkdir(parents=True, exist_ok=True)
+                if is_locked(path):
+                    raise RuntimeError(f"{path}/.lock is held")
                 client = QdrantClient(path=str(path))
             else:
                 client = QdrantClient(location=":memory:")
         except RuntimeError as exc:  # local mode: "already accessed by another instance"
             raise BackendUnavailableError(
-                f"vector index {path} is in use by another tianma process ({exc})"
+                f"vector index {path} is in use by another tianma process: stop it first (a running "
+                "`tianma serve` that answers is used by the CLI instead) / 向量索引正被另一个 tianma 进程"
+                f"占用，请先停止它 ({exc})"
             ) from exc
         except (ResponseHandlingException, UnexpectedResponse) as exc:
             raise BackendUnavailableError(f"Qdrant server {url} unreachable: {exc}") from exc

@@ -86,7 +86,8 @@ def _generate_for_client(state: TurnState, deps: Deps) -> TurnUpdate:
             elif not gate.feed(piece):
                 break  # blocked: stop reading the model; redline_check writes the replacement
         else:
-            if client.release is not None:
+            stopped = client.stopped is not None and client.stopped()  # the call was cancelled: it just ended
+            if client.release is not None and not stopped:
                 gate.finish()
     except ChatModelUnavailableError as exc:
         return {"reply": gate.text or None, "error": str(exc), "prompt_items": items, "stopped": False}

@@ -13,6 +13,7 @@ from starlette.middleware import Middleware
 from starlette.routing import Mount
 
 from tianma.serve import feedback, ollama_api, openai_api
+from tianma.serve.admin_api import AdminApi
 from tianma.serve.auth import Authenticator
 from tianma.serve.context import ServeContext
 from tianma.serve.dialogues import DialogueTracker
@@ -29,7 +30,8 @@ SCHEDULER_POLL_S = 60.0
 
 
 def create_app(runtime: Runtime, *, host: str | None = None, scheduler: bool | None = None,
-               scheduler_poll_s: float = SCHEDULER_POLL_S, background_learning: bool = True) -> Starlette:  # fmt: skip
+               scheduler_poll_s: float = SCHEDULER_POLL_S, background_learning: bool = True,
+               admin_token: str | None = None) -> Starlette:  # fmt: skip
     """The ASGI application over one runtime (the caller closes the runtime).
 
     Args:
@@ -39,13 +41,17 @@ def create_app(runtime: Runtime, *, host: str | None = None, scheduler: bool | N
         scheduler: run the periodic jobs in a background thread; default ``serve.scheduler``.
         background_learning: triggered reflections run in the runtime's background worker (off
             only to measure what that saves: ``tianma bench serve``).
+        admin_token: open the CLI's admin API (``/tianma/admin``, :mod:`tianma.serve.admin_api`)
+            to this token; ``None`` = no admin API. ``tianma serve`` makes one per run and
+            writes it to ``<home>/serve.json``.
 
     Raises:
-        ConfigError: keyless on a non-loopback address.
+        ConfigError: keyless on a non-loopback address; an admin token under 16 characters.
     """
     settings = runtime.settings
     serve = settings.serve
     auth = Authenticator(serve, settings.user, host or serve.host)
+    admin = [] if admin_token is None else AdminApi(admin_token).routes()
     upstream = Upstream(settings.ollama.base_url, settings.ollama.timeout_s)
     dialogues = DialogueTracker()
     turns = TurnRunner(runtime, upstream, dialogues, serve.max_concurrent, serve.max_queue)
@@ -69,7 +75,6 @@ def create_app(runtime: Runtime, *, host: str | None = None, scheduler: bool | N
             turns.close()
             if worker is not None:
                 worker.join(timeout=30)
-            upstream.close()
             await upstream.aclose()
 
     guard = Middleware(OriginGuard, bind_host=host or serve.host, allowed_origins=serve.allowed_origins,
@@ -77,6 +82,7 @@ def create_app(runtime: Runtime, *, host: str | None = None, scheduler: bool | N
     app = Starlette(
         middleware=[guard],
         routes=[
+            *admin,
             *feedback.routes(),
             *openai_api.routes(),
             Mount("/ui", routes=ui_routes(settings.zone)),

@@ -124,8 +124,11 @@ class DialogueTracker:
         """The event (and its dialogue) whose reply this request asks for again: a request with
         exactly the history and message of the latest turn of a dialogue, i.e. its reply was
         thrown away (regenerate, retry) — in the same conversation when the client names one. The
-        same first message after the dialogue went on is a new chat."""
+        same first message after the dialogue went on is a new chat, and so is a first message
+        without a conversation id (“你好” in a new chat is not a retry of yesterday's “你好”)."""
         if not request or request[-1].get("role") != "user":
+            return None
+        if conversation is None and not _said(request[:-1]):
             return None
         with self._lock:
             found = self._asked.get(fingerprint(user_id, request))

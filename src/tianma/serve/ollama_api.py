@@ -14,7 +14,16 @@ from tianma.serve.auth import Unauthorized
 from tianma.serve.context import context_of
 from tianma.serve.continuations import continuing
 from tianma.serve.http import BadRequest, authenticate, json_body, now_go, pass_through, turn_headers
-from tianma.serve.turns import FORWARDED, Busy, ChatRequest, Item, TurnDone, chat_request
+from tianma.serve.turns import (
+    FORWARDED,
+    Busy,
+    ChatRequest,
+    ClientGone,
+    Item,
+    TurnDone,
+    chat_request,
+    first_item,
+)
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -58,7 +67,9 @@ async def chat(request: Request) -> Response:
         return await pass_through(request, "/api/chat", json.dumps(body).encode(), continuing(ctx, req))
     items = ctx.turns.run(req)
     try:
-        first = await anext(items)
+        first = await first_item(request, items)
+    except ClientGone:
+        return Response(status_code=499)  # nobody reads it: the client closed the connection
     except Busy as exc:
         return _error(503, str(exc))
     headers = turn_headers(req.event_id, req.dialogue_id)

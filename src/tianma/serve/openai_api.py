@@ -21,7 +21,7 @@ from tianma.serve.auth import Unauthorized
 from tianma.serve.context import context_of
 from tianma.serve.continuations import continuing
 from tianma.serve.http import BadRequest, authenticate, json_body, pass_through, turn_headers
-from tianma.serve.turns import Busy, ChatRequest, Item, TurnDone, chat_request
+from tianma.serve.turns import Busy, ChatRequest, ClientGone, Item, TurnDone, chat_request, first_item
 
 _OPTIONS = {"temperature": "temperature", "top_p": "top_p", "seed": "seed", "stop": "stop",
             "frequency_penalty": "frequency_penalty", "presence_penalty": "presence_penalty",
@@ -146,7 +146,9 @@ async def chat_completions(request: Request) -> Response:
         return await pass_through(request, "/v1/chat/completions", json.dumps(body).encode(), continuing(ctx, req))
     items = ctx.turns.run(req)
     try:
-        first = await anext(items)
+        first = await first_item(request, items)
+    except ClientGone:
+        return Response(status_code=499)  # nobody reads it: the client closed the connection
     except Busy as exc:
         return error(503, str(exc))
     headers = turn_headers(req.event_id, req.dialogue_id)

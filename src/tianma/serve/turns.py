@@ -8,11 +8,14 @@ pieces cross from its worker thread to the request's event loop through an async
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
 
 from tianma.errors import ChatModelUnavailableError, InvalidInputError
 from tianma.guardrails.stream_gate import tail_after
@@ -20,6 +23,7 @@ from tianma.memory.sql_store import new_id
 from tianma.serve import openwebui
 from tianma.serve.auth import Principal
 from tianma.serve.dialogues import DialogueTracker, client_conversation
+from tianma.serve.model_stream import ModelStreams
 from tianma.serve.upstream import Upstream, UpstreamError, UpstreamReply
 from tianma.settings import ServeSettings
 from tianma.turn import ClientTurn, Turn
@@ -35,6 +39,34 @@ FORWARDED = ("options", "format", "tools", "keep_alive", "think")
 
 class Busy(Exception):
     """Every turn slot is taken and the queue is full."""
+
+
+class ClientGone(Exception):
+    """The client went away before the turn's first piece (its turn was stopped)."""
+
+
+DISCONNECT_POLL_S = 0.25
+"""How often a request still waiting for its turn's first piece checks that its client is there."""
+
+
+async def first_item(request: Request, items: AsyncIterator[Item]) -> Item:
+    """The turn's first item, while watching the client: a client that goes away before it (the
+    user pressed stop while the model was still reading the prompt) stops the turn at once.
+
+    Raises:
+        Busy: the wait line is full.
+        ClientGone: the client disconnected first.
+    """
+    task = asyncio.ensure_future(anext(items))
+    while True:
+        done, _ = await asyncio.wait({task}, timeout=DISCONNECT_POLL_S)
+        if done:
+            return task.result()
+        if await request.is_disconnected():
+            task.cancel()  # the turn's generator closes: its model call is cancelled, the turn records
+            with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+                await task
+            raise ClientGone
 
 
 @dataclass(frozen=True)
@@ -112,12 +144,21 @@ class TurnRunner:
         self.upstream = upstream
         self.dialogues = dialogues
         self._pool = ThreadPoolExecutor(max_concurrent, thread_name_prefix="tianma-turn")
+        self._streams = ModelStreams(upstream)
         self._limit = max_concurrent + max_queue
         self._pending = 0
         self._lock = threading.Lock()
 
     def close(self) -> None:
+        """Stop: every model call ends now (each turn records what it had), waiting turns are dropped."""
+        self._streams.cancel_all()
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def stopping(self) -> None:
+        """The server stops accepting requests: end the running model calls now, so the turns
+        finish within moments (each recording the reply as far as it came) instead of after the
+        model's last word."""
+        self._streams.cancel_all()
 
     async def run(self, request: ChatRequest) -> AsyncIterator[Item]:
         """Released reply pieces (streaming requests only), then one :class:`TurnDone`.
@@ -136,7 +177,7 @@ class TurnRunner:
             loop.call_soon_threadsafe(queue.put_nowait, item)
 
         stop = threading.Event()
-        future = self._pool.submit(self._work, request, put, stop)
+        future = self._pool.submit(self._work, request, put, stop, loop)
         done = False
         try:
             while True:
@@ -150,19 +191,20 @@ class TurnRunner:
         finally:  # closed before the turn ended: the client went away (the user pressed stop)
             if not done:
                 stop.set()
+                self._streams.cancel(stop)
             future.add_done_callback(lambda _f: self._release())
 
     def _release(self) -> None:
         with self._lock:
             self._pending -= 1
 
-    def _work(self, request: ChatRequest, put: Any, stop: threading.Event) -> None:
+    def _work(self, request: ChatRequest, put: Any, stop: threading.Event, loop: asyncio.AbstractEventLoop) -> None:
         try:
-            put(self._turn(request, put, stop))
+            put(self._turn(request, put, stop, loop))
         except BaseException as exc:  # handed to the request task, which raises it
             put(exc)
 
-    def _turn(self, request: ChatRequest, put: Any, stop: threading.Event) -> TurnDone:
+    def _turn(self, request: ChatRequest, put: Any, stop: threading.Event, loop: asyncio.AbstractEventLoop) -> TurnDone:
         dialogue_id = request.dialogue_id
         reply, failure = UpstreamReply(), _Failure()
         released: list[str] = []
@@ -174,7 +216,7 @@ class TurnRunner:
         def stream(messages: list[dict[str, Any]]) -> Iterator[str]:
             body = {**request.extra, "model": request.model, "messages": messages}
             try:
-                yield from self.upstream.chat_stream(body, reply)
+                yield from self._streams.read(loop, body, reply, stop)
             except UpstreamError as exc:
                 failure.error = exc
                 raise

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,44 +64,47 @@ class Upstream:
     def __init__(self, base_url: str, timeout_s: float) -> None:
         self.base_url = base_url.rstrip("/")
         timeout = httpx.Timeout(timeout_s, connect=10.0)
-        self.sync = httpx.Client(base_url=self.base_url, timeout=timeout)
         self.aio = httpx.AsyncClient(base_url=self.base_url, timeout=timeout)
 
-    def chat_stream(self, body: dict[str, Any], reply: UpstreamReply) -> Iterator[str]:
-        """Stream ``/api/chat``; yields content pieces and fills ``reply`` with the rest.
+    async def chat_stream(self, body: dict[str, Any], reply: UpstreamReply) -> AsyncIterator[str]:
+        """Stream ``/api/chat`` on the event loop (cancelling the task closes the connection, and
+        Ollama stops generating); yields content pieces and fills ``reply`` with the rest.
 
         Raises:
             UpstreamError: an error status, an error line in the stream, or no connection.
         """
         model = str(body.get("model") or "")
         try:
-            with self.sync.stream("POST", "/api/chat", json={**body, "stream": True}) as response:
+            async with self.aio.stream("POST", "/api/chat", json={**body, "stream": True}) as response:
                 if response.status_code != 200:
-                    raise _error_of(response.status_code, response.read(), model)
-                for line in response.iter_lines():
-                    if not line.strip():
-                        continue
-                    chunk = json.loads(line)
-                    if "error" in chunk:
-                        raise UpstreamError(500, str(chunk["error"]), "")
-                    message = chunk.get("message") or {}
-                    reply.tool_calls.extend(message.get("tool_calls") or [])
-                    reply.thinking += str(message.get("thinking") or "")
-                    if chunk.get("done"):
-                        reply.final = {k: v for k, v in chunk.items() if k != "message"}
-                    if message.get("content"):
-                        yield str(message["content"])
+                    raise _error_of(response.status_code, await response.aread(), model)
+                async for line in response.aiter_lines():
+                    piece = _read_chunk(line, reply)
+                    if piece:
+                        yield piece
         except httpx.TransportError as exc:
             raise UpstreamError(UNREACHABLE_STATUS, str(exc) or type(exc).__name__,
                                 unreachable_hint(self.base_url)) from exc  # fmt: skip
         except json.JSONDecodeError as exc:
             raise UpstreamError(502, f"Ollama sent a malformed stream: {exc}", "") from exc
 
-    def close(self) -> None:
-        self.sync.close()
-
     async def aclose(self) -> None:
         await self.aio.aclose()
+
+
+def _read_chunk(line: str, reply: UpstreamReply) -> str:
+    """One NDJSON line of a chat stream: its content piece ("" for none); the rest goes to ``reply``."""
+    if not line.strip():
+        return ""
+    chunk = json.loads(line)
+    if "error" in chunk:
+        raise UpstreamError(500, str(chunk["error"]), "")
+    message = chunk.get("message") or {}
+    reply.tool_calls.extend(message.get("tool_calls") or [])
+    reply.thinking += str(message.get("thinking") or "")
+    if chunk.get("done"):
+        reply.final = {k: v for k, v in chunk.items() if k != "message"}
+    return str(message.get("content") or "")
 
 
 def _error_of(status: int, raw: bytes, model: str) -> UpstreamError:

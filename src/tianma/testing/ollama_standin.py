@@ -220,6 +220,8 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.path == "/api/tags":
             st = self.server.standin
             self._json(200, {"models": [st.model_entry(m) for m in st.models]})
+        elif self.path == "/api/ps":  # loaded models: none (Open WebUI asks with every model list)
+            self._json(200, {"models": []})
         else:
             self._send(404, b"404 page not found", "text/plain")
 

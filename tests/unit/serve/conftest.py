@@ -9,6 +9,7 @@ from typing import Any
 
 import ollama
 import pytest
+from starlette.applications import Starlette
 
 from tests.conftest import RuntimeFactory
 from tianma import Runtime
@@ -24,6 +25,7 @@ class Served:
     url: str
     runtime: Runtime
     standin: OllamaStandin
+    app: Starlette
     clients: list[ollama.Client] = field(default_factory=list)
 
     def ollama(self) -> ollama.Client:
@@ -42,15 +44,17 @@ ServeFactory = Callable[..., Served]
 
 @pytest.fixture
 def serve(make_runtime: RuntimeFactory) -> Iterator[ServeFactory]:
-    """``serve(**settings)`` → a started proxy (no scheduler) over a fresh stand-in Ollama."""
+    """``serve(**settings)`` → a started proxy (no scheduler) over a fresh stand-in Ollama
+    (``admin_token=`` opens its admin API)."""
     with ExitStack() as stack:
 
-        def start(standin: OllamaStandin | None = None, **settings: Any) -> Served:
+        def start(standin: OllamaStandin | None = None, admin_token: str | None = None, **settings: Any) -> Served:
             upstream = standin or stack.enter_context(OllamaStandin())
             settings.setdefault("ollama", {})["base_url"] = upstream.base_url
             rt = make_runtime(**settings)
-            url = stack.enter_context(ServerThread(create_app(rt, scheduler=False)))
-            served = Served(url, rt, upstream)
+            app = create_app(rt, scheduler=False, admin_token=admin_token)
+            url = stack.enter_context(ServerThread(app))
+            served = Served(url, rt, upstream, app)
             stack.callback(lambda: [c.close() for c in served.clients])
             return served
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
 import time
 from typing import Any
 
@@ -65,6 +67,7 @@ def test_the_next_message_after_a_stop_continues_the_dialogue(serve: ServeFactor
         first = [{"role": "user", "content": "路由器怎么设置？"}]
         seen, dialogue, _closed = _stop_after(s, 1, first)
         _wait(lambda: len(s.runtime.memories("me", "event")) == 1)
+        time.sleep(0.5)  # the runner remembers the history just after the turn is recorded
         standin.reply = lambda _m: "好的。"
         nxt = [*first, {"role": "assistant", "content": seen}, {"role": "user", "content": "说简短一点"}]
         r = httpx.post(f"{s.url}/api/chat", json={"model": MODEL, "messages": nxt, "stream": False}, timeout=30)
@@ -79,3 +82,49 @@ def test_a_reply_read_to_its_end_is_not_an_interruption(serve: ServeFactory) -> 
     r = httpx.post(f"{s.url}/api/chat", json={"model": MODEL, "messages": [{"role": "user", "content": "你好"}]})
     assert r.status_code == 200
     assert s.runtime.memories("me", "signal") == []
+
+
+def test_stop_while_the_model_is_still_reading_the_prompt_ends_the_turn_at_once(serve: ServeFactory) -> None:
+    standin = OllamaStandin(reply=_long, delay=30).start()  # nothing comes for 30 s (a long prompt on a CPU)
+    s = serve(standin)
+    try:
+        def ask() -> None:
+            with contextlib.suppress(httpx.HTTPError):
+                httpx.post(f"{s.url}/api/chat", json={"model": MODEL, "messages": [{"role": "user", "content": "你好"}]},
+                           timeout=1.5)  # fmt: skip
+
+        asked = time.monotonic()
+        ask()  # the client gives up after 1.5 s
+        _wait(lambda: len(s.runtime.memories("me", "event")) == 1, timeout_s=8)
+        assert time.monotonic() - asked < 8  # not when the model would have answered (30 s)
+        (event,) = s.runtime.memories("me", "event")
+        assert not event.reply
+    finally:
+        standin.close()
+
+
+def test_a_stopping_server_ends_running_model_calls_and_keeps_what_was_read(serve: ServeFactory) -> None:
+    standin = OllamaStandin(reply=_long, piece_delay=0.02).start()
+    s = serve(standin)
+    try:
+        got: list[str] = []
+
+        def ask() -> None:
+            with httpx.stream("POST", f"{s.url}/api/chat", timeout=30,
+                              json={"model": MODEL, "messages": [{"role": "user", "content": "路由器怎么设置？"}]}) as r:  # fmt: skip
+                got.extend(json.loads(line)["message"]["content"] for line in r.iter_lines() if line)
+
+        client = threading.Thread(target=ask)
+        client.start()
+        _wait(lambda: len(standin.requests_to("/api/chat")) == 1)
+        time.sleep(0.5)
+        begun = time.monotonic()
+        s.app.state.tianma.turns.stopping()  # what `tianma serve` does on Ctrl-C / SIGTERM
+        client.join(10)
+        assert not client.is_alive() and time.monotonic() - begun < 5
+        (event,) = s.runtime.memories("me", "event")
+        assert event.reply and LONG.startswith(event.reply) and len(event.reply) < len(LONG) // 2
+        assert "".join(got).startswith(event.reply)
+        assert all(sig.data.get("type") != "impatience" for sig in s.runtime.memories("me", "signal"))
+    finally:
+        standin.close()

@@ -1,0 +1,86 @@
+"""Operations of ``tianma reflect``, ``maintain`` and ``jobs``.
+
+``jobs list`` and the first half of ``jobs due`` read the run log in SQL only; a job runs on the
+runtime, opened only when one is due. Inside ``serve`` they run beside its own scheduler: every
+slot is claimed in SQL first, so none runs twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from tianma.memory import job_runs
+from tianma.memory.schema import utcnow
+from tianma.operations.operation import Home, operation
+from tianma.scheduler import JobRun, Period, Scheduler, builtin_jobs, due_jobs, is_due, next_slot
+
+
+@operation("learning.reflect")
+def reflect(home: Home, user_id: str | None, dry_run: bool, trigger: str) -> list[dict[str, Any]]:
+    """Reflect on each user's (or one user's) messages since their last reflection (``Runtime.reflect``)."""
+    return home.runtime().reflect(user_id, dry_run=dry_run, trigger=trigger)
+
+
+@operation("learning.undo")
+def undo_reflection(home: Home, run_id: str) -> list[str]:
+    """Undo one whole reflection or maintenance run; the ids of the records restored."""
+    return home.runtime().undo_reflection(run_id)
+
+
+@operation("learning.maintain")
+def maintain(home: Home) -> list[dict[str, Any]]:
+    """Forgetting and the A/B decision for every user (``Runtime.maintain``)."""
+    return home.runtime().maintain()
+
+
+@dataclass(frozen=True, slots=True)
+class JobState:
+    """One enabled job as ``jobs list`` shows it."""
+
+    name: str
+    period: Period
+    due: bool
+    """Its current slot has not run (a continuous job: it has work pending)."""
+    next_slot: datetime | None
+    """The next slot after now; None for a continuous job."""
+    last_started_at: datetime | None = None
+    last_status: str | None = None
+    last_error: str | None = None
+
+
+@operation("jobs.list")
+def list_jobs(home: Home) -> list[JobState]:
+    """Each enabled job: whether it is due, its next slot, its last run (SQL only)."""
+    engine = home.store.engine
+    now = utcnow()
+    states = []
+    for job in builtin_jobs(home.settings):
+        last = job_runs.last_run(engine, job.name)
+        states.append(JobState(
+            job.name, job.period, is_due(engine, job, now),
+            None if job.period == "continuous" else next_slot(job, now),
+            last["started_at"] if last else None, last["status"] if last else None, (last or {}).get("error"),
+        ))  # fmt: skip
+    return states
+
+
+@operation("jobs.run")
+def run_job(home: Home, name: str, force: bool = False) -> JobRun:
+    """Run one job now: its current slot if not yet run, or (``force``) at once.
+
+    Raises:
+        InvalidInputError: no such enabled job.
+    """
+    return Scheduler(home.runtime()).run(name, force=force)
+
+
+@operation("jobs.due")
+def run_due(home: Home) -> list[JobRun]:
+    """Run every job whose current slot has not run yet; none (and no runtime opened) when
+    nothing is due."""
+    due = due_jobs(home.store.engine, builtin_jobs(home.settings), utcnow())
+    if not due:
+        return []
+    return Scheduler(home.runtime(), tuple(j for j, _ in due)).run_due()

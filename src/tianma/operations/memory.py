@@ -1,0 +1,118 @@
+"""Operations of ``tianma memory``, ``review``, ``strategies`` and ``doctor``'s index check.
+
+The reads use the SQL store only; what changes records (forget, approve, reject, roll back)
+goes through the runtime, which keeps the indexes in step and serialises writes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tianma.errors import InvalidInputError, RecordNotFoundError
+from tianma.memory import reviews
+from tianma.memory.records import Kind, MemoryRecord, Status
+from tianma.memory.reflection_store import record_history
+from tianma.memory.service import INDEXED_KINDS, is_indexed
+from tianma.operations.operation import Home, operation
+from tianma.policies.conflicts import Conflict, find_conflicts
+
+
+@operation("memory.list")
+def list_memories(
+    home: Home, user_id: str, kind: Kind | None = None, status: Status | None = None
+) -> list[MemoryRecord]:
+    """Everything remembered about a user, optionally of one kind and status (``Runtime.memories``)."""
+    return home.store.list_records(user_id, kind, status)
+
+
+@operation("memory.find")
+def find_record(home: Home, user_id: str, prefix: str) -> MemoryRecord:
+    """A user's record by full id or unique id prefix.
+
+    Raises:
+        RecordNotFoundError: none matches.
+        InvalidInputError: several match.
+    """
+    found = [r for r in home.store.list_records(user_id) if r.id.startswith(prefix)]
+    if not found:
+        raise RecordNotFoundError(f"no record {prefix!r} for user {user_id}")
+    if len(found) > 1:
+        raise InvalidInputError(f"{prefix!r} matches {len(found)} records; give more characters")
+    return found[0]
+
+
+@operation("memory.forget")
+def forget(home: Home, user_id: str, record_id: str | None = None) -> int:
+    """Really delete one record, or everything of a user (``Runtime.forget``); how many."""
+    return home.runtime().forget(user_id, record_id)
+
+
+@operation("memory.history")
+def history(home: Home, record_id: str) -> list[dict[str, Any]]:
+    """Every version of a record, oldest first (``Runtime.history``)."""
+    return record_history(home.store, record_id)
+
+
+@operation("review.list")
+def list_reviews(
+    home: Home, user_id: str | None = None, status: str | None = "pending"
+) -> list[dict[str, Any]]:
+    """Reviews, oldest first, of one user or all, of one status or all (``Runtime.reviews``)."""
+    return reviews.list_reviews(home.store, user_id, status)
+
+
+@operation("review.decide")
+def decide_review(home: Home, prefix: str, reason: str, approve: bool) -> dict[str, Any]:
+    """Approve or reject the review with this id or unique id prefix (``Runtime.approve``/``reject``).
+
+    Raises:
+        RecordNotFoundError: none matches.
+        InvalidInputError: several match, or it was already decided.
+    """
+    found = [r for r in reviews.list_reviews(home.store, None, None) if r["id"].startswith(prefix)]
+    if not found:
+        raise RecordNotFoundError(f"no review {prefix}")
+    if len(found) > 1:
+        raise InvalidInputError(f"{prefix} matches {len(found)} reviews; give more characters")
+    rt = home.runtime()
+    review_id = found[0]["id"]
+    return rt.approve(review_id, reason) if approve else rt.reject(review_id, reason)
+
+
+@operation("strategies.rollback")
+def rollback(home: Home, record_id: str, version: int | None = None) -> dict[str, Any]:
+    """Restore a record as it was at ``version`` (default the previous one), as a new version."""
+    return home.runtime().rollback(record_id, version)
+
+
+@operation("strategies.conflicts")
+def strategy_conflicts(home: Home, user_id: str) -> list[Conflict]:
+    """Active strategies that contradict each other at equal priority (``Runtime.strategy_conflicts``)."""
+    return find_conflicts(home.store.list_records(user_id, "strategy", "active"))
+
+
+@dataclass(frozen=True, slots=True)
+class IndexCount:
+    """One user's indexable records in SQL against the entries of both derived indexes."""
+
+    user_id: str
+    records: int
+    """Active records of retrievable kinds (what both indexes should hold)."""
+    vectors: int
+    keywords: int
+
+
+@operation("doctor.index")
+def count_index(home: Home) -> list[IndexCount]:
+    """Per user: active indexable records in SQL vs dense vectors vs keyword entries."""
+    memory = home.runtime().memory
+    counts = []
+    for user_id in memory.store.users():
+        expected = sum(
+            1 for r in memory.store.list_records(user_id, sorted(INDEXED_KINDS), "active") if is_indexed(r)
+        )
+        counts.append(
+            IndexCount(user_id, expected, memory.vectors.count(user_id), memory.keywords.count(user_id))
+        )
+    return counts
