@@ -1,21 +1,34 @@
 """Real headless Chromium (Debian's ``/usr/bin/chromium``, driven by Playwright) against the real
-app served by uvicorn on a free loopback port; every page visited is kept as a screenshot."""
+app served by uvicorn on a free loopback port — and against the real Open WebUI in front of it
+(:mod:`tests.browser.openwebui`); every page visited is kept as a screenshot."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
 import pytest
 
+from tests.browser.openwebui import (
+    ARTIFACTS,
+    OPENWEBUI_VERSION,
+    OpenWebUI,
+    RecordingApp,
+    Script,
+    openwebui_venv,
+    run_openwebui,
+)
 from tests.conftest import RuntimeFactory
-from tests.fakes import CharacterEmbedder, learning_model
+from tests.fakes import CharacterEmbedder, ScriptedChatModel, learning_model
 from tests.unit.serve.ui.seed import SETTINGS, Seeded, seed_user
-from tianma import Runtime
+from tianma import Runtime, Settings
+from tianma.memory.protocols import Embedder
 from tianma.serve import create_app
+from tianma.testing.ollama_standin import OllamaStandin
 from tianma.testing.server import ServerThread
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -29,13 +42,15 @@ CHROMIUM_ARGS = [
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 
 
-def _unavailable(reason: str) -> NoReturn:
+CHROMIUM_HINT = "install it (apt-get install chromium fonts-noto-cjk) to run the browser tests"
+CHROMIUM_CI = ".ci/run installs chromium and fonts-noto-cjk"
+
+
+def _unavailable(reason: str, hint: str = CHROMIUM_HINT, ci: str = CHROMIUM_CI) -> NoReturn:
     """Skip on a developer machine; in CI (``CI=true``) the browser tests must run, so fail."""
     if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail(
-            f"{reason} — CI must run the browser tests (.ci/run installs chromium and fonts-noto-cjk)"
-        )
-    pytest.skip(f"{reason}; install it (apt-get install chromium fonts-noto-cjk) to run the browser tests")
+        pytest.fail(f"{reason} — CI must run the browser tests ({ci})")
+    pytest.skip(f"{reason}; {hint}")
 
 
 @pytest.fixture(scope="session")
@@ -92,3 +107,46 @@ def site(make_runtime: RuntimeFactory, browser: Any) -> Iterator[Site]:
             yield Site(url, rt, seeded, context.new_page())
         finally:
             context.close()
+
+
+@pytest.fixture(scope="module")
+def owui(browser: Any, e5: Embedder, tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenWebUI]:
+    """The real Open WebUI → ``tianma serve`` (a real runtime over a tmp home, no scheduler) → the
+    Ollama stand-in, and one Chromium page (en-US: the labels its source has) on Open WebUI, not
+    yet signed up. One Open WebUI (~20 s to start) serves every test of a module."""
+    venv = openwebui_venv()
+    if not (venv / "bin" / "open-webui").is_file():
+        _unavailable(
+            f"Open WebUI {OPENWEBUI_VERSION} is not installed in {venv}",
+            hint="run .ci/openwebui.sh (once: ~2 min, ~7 GB) to run tests/browser/test_openwebui.py",
+            ci=".ci/run runs .ci/openwebui.sh",
+        )
+    workdir = tmp_path_factory.mktemp("openwebui")
+    script = Script()
+    with ExitStack() as stack:
+        standin = stack.enter_context(OllamaStandin(reply=script))
+        with pytest.MonkeyPatch.context() as env:  # what tests/conftest.py's _isolated_env does per test
+            for name in [n for n in os.environ if n.startswith("TIANMA_")]:
+                env.delenv(name)
+            runtime = Runtime(Settings(home=workdir / "tianma", ollama={"base_url": standin.base_url}),
+                              chat_model=ScriptedChatModel(replies=["好的。"]), embedder=e5)  # fmt: skip
+        stack.callback(runtime.close)
+        recorder = RecordingApp(create_app(runtime, scheduler=False))
+        tianma_url = stack.enter_context(ServerThread(recorder))
+        webui = stack.enter_context(run_openwebui(venv, tianma_url, workdir, ARTIFACTS / "openwebui.log"))
+        context = browser.new_context(locale="en-US", viewport={"width": 1280, "height": 860})
+        stack.callback(context.close)
+        owui = OpenWebUI(
+            webui.url, tianma_url, runtime, standin, script, recorder, context.new_page(), webui.log
+        )
+
+        def this_openwebui_only(route: Any) -> None:
+            if route.request.url.startswith(webui.url + "/"):
+                route.continue_()
+            else:
+                owui.blocked.append(route.request.url)
+                route.abort()
+
+        context.route("**/*", this_openwebui_only)
+        stack.callback(owui.dump, ARTIFACTS / "openwebui-requests.json")
+        yield owui

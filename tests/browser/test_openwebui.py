@@ -1,0 +1,126 @@
+"""Tested against the real thing (issue #13): the real Open WebUI 0.12.4 in headless Chromium, with
+``tianma serve`` as its Ollama and the Ollama stand-in behind tianma. A user signs up, tells it
+about an allergy, asks for dinner in a new chat, stops a long answer and regenerates one.
+
+One Open WebUI serves the whole module and its tests run in order: the first signs up. Open
+WebUI's settings are tests/browser/openwebui.py's ``OPENWEBUI_ENV`` (also in the README).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from tests.browser.openwebui import TITLE_MARK, OpenWebUI, task_kind, wait_for
+
+MODEL = "qwen2.5:7b"  # one of the stand-in's installed models
+USER = "me"
+"""tianma's keyless default user: ``serve.trust_openwebui_user`` is off, so Open WebUI's
+``X-OpenWebUI-User-Id`` is not taken."""
+ALLERGY = "我对花生过敏，做菜千万不要放花生"
+DINNER = "推荐一道晚饭菜"
+LONG = "".join(f"第{i}步：把第{i}样蔬菜洗净切好，下锅翻炒。" for i in range(1, 60))
+"""~900 streamed pieces: ~45 s at 0.05 s a piece, far longer than the test waits."""
+
+
+def _turn_bodies(owui: OpenWebUI, text: str) -> list[dict[str, Any]]:
+    """The chat requests for turns (not background tasks) whose last message is ``text``."""
+    return [
+        b
+        for b in owui.chat_bodies()
+        if task_kind(b) is None and (b.get("messages") or [{}])[-1].get("content") == text
+    ]
+
+
+def test_a_message_is_one_event_and_the_background_tasks_are_not(owui: OpenWebUI) -> None:
+    owui.script.replies[ALLERGY] = ["好的，我记住了：你对花生过敏，做菜不放花生。"]
+    owui.sign_up("小林", "xiaolin@example.com", "tianma-test-password")
+    owui.new_chat(MODEL)
+    chat = owui.send(ALLERGY)
+    owui.expect_reply("好的，我记住了")
+    event = wait_for(lambda: next((e for e in owui.events() if e.reply), None), what="the turn's event")
+    # Open WebUI's title, tags and follow-ups (its "### Task:" prompts) all go through tianma
+    wait_for(lambda: {"title", "tags", "follow_ups"} <= {task_kind(b) for b in owui.chat_bodies()},
+             what="Open WebUI's background tasks")  # fmt: skip
+    owui.expect_title(ALLERGY[:6] + TITLE_MARK)  # the title task's answer came back through tianma
+    owui.shot("allergy")
+    # one event: the tasks were passed through, not recorded
+    assert [e.id for e in owui.events()] == [event.id]
+    assert (event.content, event.reply) == (ALLERGY, "好的，我记住了：你对花生过敏，做菜不放花生。")
+    tasks = [b for b in owui.chat_bodies() if task_kind(b) is not None]
+    assert len(tasks) >= 3 and all(ALLERGY in b["messages"][-1]["content"] for b in tasks)
+    (turn,) = owui.recorder.turns(chat)  # the one turn came with the chat's id and the user's
+    assert turn.response_headers["x-tianma-event-id"] == event.id
+    assert turn.response_headers["x-tianma-dialogue-id"] == event.dialogue_id
+    forwarded = turn.headers["x-openwebui-user-id"]
+    assert forwarded and owui.events(forwarded) == []  # not trusted: the keyless default user
+
+
+def test_a_new_chat_is_a_new_dialogue_that_remembers_the_allergy(owui: OpenWebUI) -> None:
+    owui.script.replies[DINNER] = ["推荐番茄炒蛋：不含花生，十分钟就好。"]
+    first_chat = next(e.headers["x-openwebui-chat-id"] for e in owui.recorder.exchanges
+                      if "x-tianma-event-id" in e.response_headers)  # fmt: skip
+    owui.new_chat(MODEL)
+    chat = owui.send(DINNER)
+    owui.expect_reply("推荐番茄炒蛋")
+    wait_for(lambda: len(owui.events()) == 2, what="the second chat's event")
+    owui.shot("dinner")
+    (body,) = _turn_bodies(owui, DINNER)
+    system = body["messages"][0]
+    assert system["role"] == "system" and ALLERGY in system["content"]  # tianma's memory, injected
+    events = {e.content: e for e in owui.events()}
+    assert set(events) == {ALLERGY, DINNER}
+    assert chat != first_chat and events[ALLERGY].dialogue_id != events[DINNER].dialogue_id
+    (turn,) = owui.recorder.turns(chat)
+    assert turn.response_headers["x-tianma-dialogue-id"] == events[DINNER].dialogue_id
+
+
+def test_the_stop_button_abandons_the_answer_and_the_turn_keeps_what_was_shown(owui: OpenWebUI) -> None:
+    question = "教我做一道素炒什锦"
+    owui.script.replies[question] = [LONG]
+    owui.standin.piece_delay = 0.05
+    cut = len(owui.standin.cut_off)
+    try:
+        owui.new_chat(MODEL)
+        owui.send(question)
+        owui.expect_reply("第2步")  # tianma releases it a sentence at a time: it is streaming
+        owui.shot("stop-streaming")
+        owui.page.get_by_role("button", name="Stop").click()
+        stopped = time.monotonic()
+        wait_for(
+            lambda: len(owui.standin.cut_off) > cut, timeout_s=10, what="the stand-in's answer to be cut off"
+        )
+        assert time.monotonic() - stopped < 5
+        assert owui.standin.cut_off[cut:] == ["/api/chat"]
+    finally:
+        owui.standin.piece_delay = 0.0
+    owui.shot("stopped")
+    event = wait_for(lambda: next((e for e in owui.events() if e.content == question and e.reply), None),
+                     what="the stopped turn's reply")  # fmt: skip
+    assert event.reply and LONG.startswith(event.reply) and len(event.reply) < len(LONG) // 2
+    signal = wait_for(lambda: next((s for s in owui.runtime.memories(USER, "signal")
+                                    if s.data.get("target_event_id") == event.id), None), what="a signal")  # fmt: skip
+    assert signal.data.get("type") == "impatience"
+
+
+def test_regenerate_replaces_the_reply_of_the_same_event(owui: OpenWebUI) -> None:
+    question = "推荐一本关于天文的书"
+    owui.script.replies[question] = ["推荐《宇宙》。", "推荐《时间简史》。"]
+    owui.new_chat(MODEL)
+    chat = owui.send(question)
+    owui.expect_reply("推荐《宇宙》。")
+    before = wait_for(lambda: next((e for e in owui.events() if e.reply == "推荐《宇宙》。"), None),
+                      what="the first reply")  # fmt: skip
+    owui.page.get_by_role("button", name="Regenerate").last.click()
+    owui.shot("regenerate-menu")
+    owui.page.get_by_role("button", name="Try Again").click()
+    owui.expect_reply("推荐《时间简史》。")
+    owui.shot("regenerated")
+    assert len(_turn_bodies(owui, question)) == 2  # the stand-in answered twice
+    event = wait_for(lambda: next((e for e in owui.events() if e.content == question
+                                   and e.reply == "推荐《时间简史》。"), None), what="the new reply")  # fmt: skip
+    assert [e.id for e in owui.events() if e.content == question] == [before.id] == [event.id]
+    turns = owui.recorder.turns(chat)
+    assert [t.response_headers["x-tianma-event-id"] for t in turns] == [event.id, event.id]
+    regenerated = [s for s in owui.runtime.memories(USER, "signal") if s.data.get("type") == "regenerate"]
+    assert [s.data.get("target_event_id") for s in regenerated] == [event.id]
