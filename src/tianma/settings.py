@@ -227,6 +227,11 @@ class ServeSettings(_Section):
     """Take the user from Open WebUI's ``X-OpenWebUI-User-Id`` header (set
     ``ENABLE_FORWARD_USER_INFO_HEADERS=true`` there), so each Open WebUI user has their own
     memory. Only for requests with an admin key, or to a keyless loopback server."""
+    openwebui_jwt_secret: SecretStr | None = None
+    """Open WebUI's ``FORWARD_USER_INFO_HEADER_JWT_SECRET``: with it Open WebUI signs the user it
+    forwards (``X-OpenWebUI-User-Jwt``, HS256, issuer ``open-webui``, 300 s); tianma verifies the
+    signature and takes the user from its ``sub`` whatever key the request carries, and a token
+    that does not verify is refused (401). The unsigned ``X-OpenWebUI-User-Id`` is then ignored."""
 
 
 def machine_zone() -> tzinfo:

@@ -14,6 +14,7 @@ from tianma.serve.auth import Unauthorized
 from tianma.serve.context import context_of
 from tianma.serve.continuations import continuing
 from tianma.serve.http import BadRequest, authenticate, json_body, now_go, pass_through, turn_headers
+from tianma.serve.openwebui import BadUserToken
 from tianma.serve.turns import (
     FORWARDED,
     Busy,
@@ -60,9 +61,12 @@ async def chat(request: Request) -> Response:
         return _error(400, "model is required")
     if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
         return _error(400, "messages must be a list of objects")
-    req = chat_request(principal, model, messages, body, dict(request.headers), ctx.dialogues,
-                       ctx.runtime.settings.serve, {k: body[k] for k in FORWARDED if k in body},
-                       body.get("stream") is not False)  # fmt: skip
+    try:
+        req = chat_request(principal, model, messages, body, dict(request.headers), ctx.dialogues,
+                           ctx.runtime.settings.serve, {k: body[k] for k in FORWARDED if k in body},
+                           body.get("stream") is not False)  # fmt: skip
+    except BadUserToken as exc:
+        return _error(401, f"unauthorized: {exc}")
     if not req.is_turn(ctx.runtime.settings.serve.task_prefixes):  # a model load, a tool round, “continue”
         return await pass_through(request, "/api/chat", json.dumps(body).encode(), continuing(ctx, req))
     items = ctx.turns.run(req)

@@ -21,6 +21,7 @@ from tianma.serve.auth import Unauthorized
 from tianma.serve.context import context_of
 from tianma.serve.continuations import continuing
 from tianma.serve.http import BadRequest, authenticate, json_body, pass_through, turn_headers
+from tianma.serve.openwebui import BadUserToken
 from tianma.serve.turns import Busy, ChatRequest, ClientGone, Item, TurnDone, chat_request, first_item
 
 _OPTIONS = {"temperature": "temperature", "top_p": "top_p", "seed": "seed", "stop": "stop",
@@ -140,8 +141,11 @@ async def chat_completions(request: Request) -> Response:
     if not isinstance(raw, list) or not raw or not all(isinstance(m, dict) for m in raw):
         return error(400, "messages must be a non-empty list of objects")
     messages = to_ollama_messages(raw)
-    req = chat_request(principal, model, messages, body, dict(request.headers), ctx.dialogues,
-                       ctx.runtime.settings.serve, to_ollama_extra(body), bool(body.get("stream")))
+    try:
+        req = chat_request(principal, model, messages, body, dict(request.headers), ctx.dialogues,
+                           ctx.runtime.settings.serve, to_ollama_extra(body), bool(body.get("stream")))
+    except BadUserToken as exc:
+        return error(401, f"unauthorized: {exc}", "invalid_api_key")
     if not req.is_turn(ctx.runtime.settings.serve.task_prefixes):  # a tool round, “continue”: Ollama's OpenAI layer answers
         return await pass_through(request, "/v1/chat/completions", json.dumps(body).encode(), continuing(ctx, req))
     items = ctx.turns.run(req)

@@ -13,7 +13,8 @@
   prompt: removed before the model sees the prompt (tianma's memory is already there), never stored.
 * ``X-OpenWebUI-Chat-Id`` names the chat (with ``ENABLE_FORWARD_USER_INFO_HEADERS=true``);
   ``X-OpenWebUI-User-Id`` the user — used only when the operator trusts the proxy
-  (``serve.trust_openwebui_user``) and the proxy holds an admin key (or the server is keyless).
+  (``serve.trust_openwebui_user``) and the proxy holds an admin key (or the server is keyless);
+  with ``serve.openwebui_jwt_secret`` the signed ``X-OpenWebUI-User-Jwt`` is verified instead.
 """
 
 from __future__ import annotations
@@ -22,8 +23,12 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import jwt
+
 CHAT_HEADER = "x-openwebui-chat-id"
 USER_HEADER = "x-openwebui-user-id"
+JWT_HEADER = "x-openwebui-user-jwt"
+JWT_ISSUER = "open-webui"
 MEMORY_REVIEWER = "You are Open WebUI's private memory reviewer"
 MEMORY_REVIEW = "Review the completed conversation turn and decide whether long-term memory should change"
 _USER_QUERY = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.DOTALL)
@@ -70,3 +75,28 @@ def forwarded_user(headers: Mapping[str, str], trusted: bool) -> str | None:
     """The Open WebUI user a trusted proxy names, or None (not trusted, absent or malformed)."""
     value = headers.get(USER_HEADER, "").strip()
     return value if trusted and _USER_ID.fullmatch(value) else None
+
+
+class BadUserToken(Exception):
+    """A signed user header that does not verify (wrong secret, expired, malformed)."""
+
+
+def signed_user(headers: Mapping[str, str], secret: str) -> str | None:
+    """The Open WebUI user a signed ``X-OpenWebUI-User-Jwt`` names (its ``sub``), or None when the
+    request carries none.
+
+    Raises:
+        BadUserToken: the token is not HS256 with ``secret``, is expired, or names no usable user.
+    """
+    token = headers.get(JWT_HEADER, "").strip()
+    if not token:
+        return None
+    try:
+        claims = jwt.decode(token, secret, algorithms=["HS256"], issuer=JWT_ISSUER,
+                            options={"require": ["sub", "exp", "iss"]})  # fmt: skip
+    except jwt.PyJWTError as exc:
+        raise BadUserToken(f"X-OpenWebUI-User-Jwt does not verify: {exc}") from exc
+    user = str(claims.get("sub") or "")
+    if not _USER_ID.fullmatch(user):
+        raise BadUserToken("X-OpenWebUI-User-Jwt names no usable user id")
+    return user

@@ -106,8 +106,15 @@ def chat_request(
 ) -> ChatRequest:  # fmt: skip
     """The request of a chat call, whichever API it came through: whose memory (the key's
     user, or the Open WebUI user a trusted proxy names), which dialogue, the client's messages
-    without its own memory block."""
-    user_id = (openwebui.forwarded_user(headers, serve.trust_openwebui_user) if principal.admin else None) or principal.user_id
+    without its own memory block.
+
+    Raises:
+        BadUserToken: a signed Open WebUI user header that does not verify.
+    """
+    if serve.openwebui_jwt_secret is not None:  # signed by Open WebUI: verified, whoever's key it is
+        user_id = openwebui.signed_user(headers, serve.openwebui_jwt_secret.get_secret_value()) or principal.user_id
+    else:
+        user_id = (openwebui.forwarded_user(headers, serve.trust_openwebui_user) if principal.admin else None) or principal.user_id
     messages = openwebui.without_memory_context(messages)
     again = dialogues.regenerates(user_id, messages, client_conversation(body, headers))
     if again is not None:  # the client threw the reply away: the same turn, answered again
