@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import threading
@@ -72,7 +73,7 @@ def create_app(runtime: Runtime, *, host: str | None = None, scheduler: bool | N
             yield
         finally:
             stop.set()
-            turns.close()
+            await asyncio.to_thread(turns.close)  # off the loop: a model call being cancelled needs it
             if worker is not None:
                 worker.join(timeout=30)
             await upstream.aclose()

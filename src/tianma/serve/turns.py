@@ -59,7 +59,11 @@ async def first_item(request: Request, items: AsyncIterator[Item]) -> Item:
     """
     task = asyncio.ensure_future(anext(items))
     while True:
-        done, _ = await asyncio.wait({task}, timeout=DISCONNECT_POLL_S)
+        try:
+            done, _ = await asyncio.wait({task}, timeout=DISCONNECT_POLL_S)
+        except asyncio.CancelledError:  # the request itself is cancelled (shutdown): so is its turn
+            task.cancel()
+            raise
         if done:
             return task.result()
         if await request.is_disconnected():

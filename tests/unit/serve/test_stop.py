@@ -11,7 +11,9 @@ from typing import Any
 import httpx
 
 from tests.unit.serve.conftest import MODEL, Served, ServeFactory
+from tianma.serve import create_app
 from tianma.testing.ollama_standin import OllamaStandin
+from tianma.testing.server import ServerThread
 
 LONG = "".join(f"第{i}句话讲的是路由器的第{i}个设置。" for i in range(1, 80))
 
@@ -126,5 +128,25 @@ def test_a_stopping_server_ends_running_model_calls_and_keeps_what_was_read(serv
         assert event.reply and LONG.startswith(event.reply) and len(event.reply) < len(LONG) // 2
         assert "".join(got).startswith(event.reply)
         assert all(sig.data.get("type") != "impatience" for sig in s.runtime.memories("me", "signal"))
+    finally:
+        standin.close()
+
+
+def test_a_server_shut_down_mid_turn_exits(make_runtime: Any) -> None:
+    standin = OllamaStandin(reply=_long, delay=60).start()  # the model would answer in a minute
+    rt = make_runtime(ollama={"base_url": standin.base_url})
+    server = ServerThread(create_app(rt, scheduler=False))
+    try:
+        url = server.__enter__()
+        def ask() -> None:
+            with contextlib.suppress(httpx.HTTPError):
+                httpx.post(f"{url}/api/chat", timeout=60,
+                           json={"model": MODEL, "stream": False, "messages": [{"role": "user", "content": "你好"}]})  # fmt: skip
+
+        threading.Thread(target=ask, daemon=True).start()
+        _wait(lambda: len(standin.requests_to("/api/chat")) == 1)
+        begun = time.monotonic()
+        server.__exit__(None, None, None)  # uvicorn's graceful wait (10 s here), then the lifespan's close
+        assert time.monotonic() - begun < 25 and not server._thread.is_alive()
     finally:
         standin.close()
