@@ -13,9 +13,13 @@ from __future__ import annotations
 
 import re
 
+SP = r"[ \t\u00a0\u3000]"
+"""Inline spaces: a secret's name and its value never span lines."""
+ASCII_START = r"(?<![A-Za-z0-9])"
+"""An ASCII word starts here (``\b`` would treat Han as a word character)."""
+
 # fmt: off
-_SP = r"[ \t\u00a0\u3000]"
-_A = r"(?<![A-Za-z0-9])"
+_SP, _A = SP, ASCII_START
 _CLAUSE_STOP = r"。！？!?；;，,\n"
 _ZH_LEAD = (
     r"(?:门禁|开门|门锁|单元门|大门|密码锁|解锁|锁屏|屏保|开机|保险柜|保险箱|储物柜|柜子|取件|备用|备份|恢复|登录|登陆|安全|动态|"

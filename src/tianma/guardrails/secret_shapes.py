@@ -18,10 +18,10 @@ import base64
 import re
 
 from tianma.guardrails.pii import passes_luhn
+from tianma.guardrails.secret_codes import ASCII_START, SP
 
 # fmt: off
-_SP = r"[ \t\u00a0\u3000]"
-_A = r"(?<![A-Za-z0-9])"
+_SP, _A = SP, ASCII_START
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff"
 _STOP_CLAUSE = "。！？!?；;\n"
 _TOKEN_CHARS = r"A-Za-z0-9!@#$%^&*_.+=~?/\\-"

@@ -78,8 +78,7 @@ class SecretMatch:
 
 
 # fmt: off
-_SP = r"[ \t\u00a0\u3000]"                      # inline spaces; a lead-in never spans lines
-_A = r"(?<![A-Za-z0-9])"                         # ASCII boundaries: \b would treat Han as a word character
+_SP, _A = codes.SP, codes.ASCII_START           # inline spaces; ASCII word boundaries
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _ZH_PUNCT = "\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65\u2014\u2018-\u201f\u2026"
 _RUN = rf"[^\s{_HAN}{_ZH_PUNCT}]+"               # a value stops at space, Han or Chinese punctuation

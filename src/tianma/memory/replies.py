@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import delete, update
 
 from tianma.memory import schema as t
-from tianma.memory.sql_store import SqlMemoryStore, map_sql_errors
+from tianma.memory.sql_store import SqlMemoryStore, injection_values, map_sql_errors
 
 
 def replace_reply(
@@ -24,7 +24,7 @@ def replace_reply(
 ) -> None:  # fmt: skip
     """Give ``event_id`` its new reply (or error) and the new turn's injections (``record_id, role,
     rank, score, explored``), replacing the old ones."""
-    rows = [{"event_id": event_id, "user_id": user_id, "explored": 0, **r} for r in injections]
+    rows = injection_values(event_id, user_id, injections)
     with map_sql_errors(), store.engine.begin() as conn:
         conn.execute(
             update(t.records)

@@ -23,6 +23,11 @@ def new_id() -> str:
     return str(uuid.uuid4())
 
 
+def injection_values(event_id: str, user_id: str, rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows of the ``injections`` table for what the turn ``event_id`` injected."""
+    return [{"event_id": event_id, "user_id": user_id, "explored": 0, **r} for r in rows]
+
+
 @contextmanager
 def map_sql_errors() -> Iterator[None]:
     """Re-raise SQLAlchemy failures as tianma errors."""
@@ -270,7 +275,7 @@ class SqlMemoryStore:
 
     def add_injections(self, event_id: str, user_id: str, rows: Iterable[dict[str, Any]]) -> None:
         """Remember what a turn injected (``record_id, role, rank, score, explored``)."""
-        values = [{"event_id": event_id, "user_id": user_id, "explored": 0, **r} for r in rows]
+        values = injection_values(event_id, user_id, rows)
         if values:
             with map_sql_errors(), self.engine.begin() as conn:
                 conn.execute(t.injections.insert(), values)

@@ -162,7 +162,7 @@ class TurnRunner:
 
     def close(self) -> None:
         """Stop: every model call ends now (each turn records what it had), waiting turns are dropped."""
-        self._streams.cancel_all()
+        self.stopping()
         self._pool.shutdown(wait=True, cancel_futures=True)
 
     def stopping(self) -> None:
