@@ -67,21 +67,23 @@ _PUBLIC_KEY_BEFORE = re.compile(r"(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-\S+|sha\
 _NAME_ZH = (
     r"密码(?!学)|口令|密碼|门禁|门锁|密码锁|智能锁|指纹锁|锁屏|解锁|开机|储物柜|保险柜|保险箱|提取码|取件码|撤防码|布防码|"
     r"验证码|动态码|校验码|备用码|恢复码|安全码|授权码|授权密码|应用专用密码|暗号|挂锁|"
-    r"背面(?:那|的)?(?:三|3)(?:个|位)数字?|[Pp][Ii][Nn]码?"
+    r"(?:背面|签名栏)[^，,。\s0-9]{0,6}?(?:三|3)(?:个|位)数?字?|[Pp][Ii][Nn]码?"
 )
 _NAME_EN = (
     rf"(?<![A-Za-z0-9_])(?i:passwords?|passwd|pass?wo?rd|passowrd|passwrod|pword|passcodes?|passkey|pass|pwd|pw|pins?|"
     rf"code{_SP}+word|codes?|combo|combination|keypad|disarm|passphrase|cvv2?|cvc2?|cvn|cid|secret|safe|lockbox|"
-    rf"padlock|lock|door|gate)(?![A-Za-z_])"
+    rf"padlock|lock|door|gate|setup{_SP}+key|secret{_SP}+key)(?![A-Za-z_])"
 )
 _WEAK_NAME = r"后台|管理员|账号|帐号|登录|登陆|wifi|wi-fi|路由器|网关|admin|login|account|router"
 """Names that take a value of letters with digits or symbols, never a bare number."""
 NAMED_VALUE = re.compile(
     rf"(?P<name>{_NAME_ZH}|{_NAME_EN}|(?i:{_WEAK_NAME}))"
     rf"(?P<gap>[^{_STOP_CLAUSE}，,0-9]{{0,40}}?(?:[，,]{_SP}*)?"
-    rf"|[^{_STOP_CLAUSE}0-9]{{0,12}}?[，,]{_SP}*(?:新的|现在|改成|换成|改为|设成|变成|new one|now)[^{_STOP_CLAUSE}，,0-9]{{0,8}}?)"
-    rf"(?:(?P<quote>['\"“‘「])(?P<q>[^'\"”’」\n]{{2,40}})['\"”’」]"
+    rf"|[^{_STOP_CLAUSE}0-9]{{0,16}}?[，,]{_SP}*(?:[^{_STOP_CLAUSE}，,0-9]{{0,6}}?(?:新的|现在|改成|换成|改为|设成|变成)|就是|也就是|"
+    rf"new one|now|(?:and{_SP}+)?(?:mine|it)(?:'s|{_SP}+is|{_SP}+was))[^{_STOP_CLAUSE}，,0-9]{{0,8}}?)"
+    rf"(?:(?<![A-Za-z])(?P<quote>['\"“‘「])(?P<q>[^'\"”’」\n]{{2,40}})['\"”’」](?![A-Za-z])"
     rf"|(?<![\[({_TOKEN_CHARS}])[\[(]?(?P<v>[0-9](?: [0-9]){{3,7}}|[0-9]{{1,2}}(?:-[0-9]{{1,2}}){{2,3}}|\*?[0-9]{{3,10}}#?"
+    rf"|(?=[A-Z2-7 ]{{0,39}}[0-9])[A-Z2-7]{{4}}(?: [A-Z2-7]{{4}}){{3,7}}(?![A-Za-z0-9])"  # a base32 setup key
     rf"|(?=[{_TOKEN_CHARS}]{{0,63}}[0-9!@#$%^&*+=~?])(?=[{_TOKEN_CHARS}]{{0,63}}[A-Za-z])[{_TOKEN_CHARS}]{{4,64}}"
     rf"|(?![A-Z]{{0,9}}[AEIOU][A-Z]{{0,9}}[AEIOU])[A-Z]{{5,10}}(?![A-Za-z])"  # RJKVQM: capitals, at most one vowel
     rf"|(?![a-z]{{0,40}}[aeiou][a-z]{{0,40}}[aeiou][a-z]{{0,40}}[aeiou])[a-z]{{12,40}}(?![A-Za-z])"  # random small letters
@@ -95,13 +97,20 @@ _NOT_CODE_BEFORE = re.compile(
     r"邀请|会议)[^A-Za-z]{0,2}$",
     re.IGNORECASE,
 )
-_MEASURE = re.compile(
+MEASURE = re.compile(
     r"[ \t]*(?:位|个|字|次|天|周|月|年|日|号|楼|层|室|分钟|小时|秒|元|块|岁|点|%|[- ]?(?:characters?|chars?|digits?|"
     r"letters?|numbers?|times?|tries|attempts?|seconds?|secs?|minutes?|mins?|hours?|days?|weeks?|months?|years?|"
     r"people|dollars?|usd|rmb|yuan|am|pm|km|kg|mb|gb)(?![A-Za-z]))",
     re.IGNORECASE,
 )
-_QUESTION_GAP = re.compile(r"多少|什么|啥|怎么|忘|哪|how|what|which|forgot|forget|reset|where", re.IGNORECASE)
+_QUESTION_GAP = re.compile(
+    r"多少|什么|啥|怎么|忘|哪|(?<![A-Za-z])(?:how|what|which|where|reset)(?![A-Za-z])|(?<![A-Za-z])forg[eo]t", re.IGNORECASE
+)
+_NOTED_AFTER = re.compile(r"记一下|记下|记住|记着|帮我记|存一下|(?:write|note) (?:it|this) down|remember", re.IGNORECASE)
+"""After a question word in the gap, what says the value follows anyway: 支付密码老忘 记一下 741852."""
+_NAME_OF = re.compile(r"名字|名称|叫做?|网络名|(?<![A-Za-z])(?:ssid|name[ds]?|called)(?![A-Za-z])", re.IGNORECASE)
+_RANDOM_LETTERS = re.compile(r"[A-Z]{5,10}|(?![a-z]{0,40}[aeiou][a-z]{0,40}[aeiou][a-z]{0,40}[aeiou])[a-z]{12,40}|[a-z]{4}(?: [a-z]{4}){3}")
+"""Letters only and still a code: capitals (KXPLMN), a long run with at most two vowels, an app password."""
 _DETERMINER = re.compile(r"^(?:the|a|an|my|your|his|her|our|their|same|usual|that|this)\b", re.IGNORECASE)
 _CODE_LIST_NAME = re.compile(
     rf"备用码|恢复码|备份码|{_A}(?:backup|recovery|rescue|2fa|mfa|one-time)(?:{_SP}+\w+)?{_SP}+codes(?![A-Za-z])",
@@ -112,7 +121,7 @@ _LISTED_CODE = re.compile(
 )
 _BARE_NUMBER = re.compile(r"(?<![0-9A-Za-z.:/-])(?P<v>[0-9]{4,8}#?)(?![0-9A-Za-z.:/-])")
 
-_SEED_CUE = re.compile(
+SEED_CUE = re.compile(
     r"助记词|恢复短语|钱包|(?<![A-Za-z])(?:seed|recovery|backup|secret|mnemonic|wallet|ledger|trezor|metamask)(?![A-Za-z])"
     r"|(?:12|24|twelve|twenty-four)[- ]words?",
     re.IGNORECASE,
@@ -155,13 +164,18 @@ def named_value_check(text: str, m: re.Match[str]) -> tuple[int, int] | None:
     gap, name = m.group("gap"), m.group("name")
     if re.search(r"==|!=|[()]|(?<![A-Za-z])(?:if|return|def|not)(?![A-Za-z])", gap):
         return None  # code comparing or passing a password, not a value
-    if _QUESTION_GAP.search(gap) or _NOT_CODE_BEFORE.search(text[max(0, m.start() - 16) : m.start()]):
+    if _asks(gap) or _NOT_CODE_BEFORE.search(text[max(0, m.start() - 16) : m.start()]):
         return None
+    weak = re.fullmatch(rf"(?i:{_WEAK_NAME})", name) is not None
+    if weak and _NAME_OF.search(gap):
+        return None  # WiFi名字叫 TP-LINK_5G_3A2F: the network's name, not its password
     if m.group("q") is not None:  # a quoted value: only after a password or a code word
         value = m.group("q")
         strong = re.search(r"密码|口令|暗号|pass|code\s+word|secret", name, re.IGNORECASE)
-        if not strong or _DETERMINER.match(value) or len(gap) > 24:
+        if _DETERMINER.match(value) or len(gap) > 24:
             return None
+        if not strong:  # 授权码「xvbnqplkzrtwdmhe」: after another name only a random value
+            return (m.start("q"), m.end("q")) if not weak and _RANDOM_LETTERS.fullmatch(value) else None
         phrase = re.search(r"暗号|code\s+word|passphrase", name, re.IGNORECASE) is not None
         if not (_shape_ok(value) or (phrase and any(ch.isalpha() for ch in value))):
             return None  # 密码“就是那个”, input("Password: "): a description or code, not a password
@@ -169,12 +183,10 @@ def named_value_check(text: str, m: re.Match[str]) -> tuple[int, int] | None:
     start, end = m.start("v"), m.end("v")
     value = text[start:end].rstrip(".,;:?!/\\-")
     end = start + len(value)
-    weak = re.fullmatch(rf"(?i:{_WEAK_NAME})", name) is not None
     if re.fullmatch(r"[a-z ]+|[A-Z]+", value):  # random letters, in the shapes the regex allows
-        random = re.fullmatch(r"[A-Z]{5,10}|[a-z]{12,40}|[a-z]{4}(?: [a-z]{4}){3}", value) is not None
-        return (start, end) if random and not weak else None
-    if re.fullmatch(r"[A-Za-z]{1,3}=[0-9]+", value):
-        return None  # p=61: an assignment
+        return (start, end) if _RANDOM_LETTERS.fullmatch(value) and not weak else None
+    if re.fullmatch(r"[A-Za-z]{1,3}=[0-9]+|[0-9]+-[A-Za-z]+|[A-Za-z_-]+=", value):
+        return None  # p=61: an assignment; 10-person: a measure; type=: a name
     if re.fullmatch(r"[0-9](?: [0-9]){3,7}|[0-9]{1,2}(?:-[0-9]{1,2}){2,3}", value):
         return None if weak or _QUESTION_GAP.search(gap) else (start, end)
     value = value.lstrip("*")
@@ -183,8 +195,8 @@ def named_value_check(text: str, m: re.Match[str]) -> tuple[int, int] | None:
         return None
     digits = value.rstrip("#").isdigit()
     if digits:
-        short_ok = re.fullmatch(r"(?i:cvv2?|cvc2?|cvn|cid|安全码|背面.*)", name) is not None
-        if weak or len(gap) > 24 or (len(value.rstrip("#")) < 4 and not short_ok) or _MEASURE.match(text, end):
+        short_ok = re.fullmatch(r"(?i:cvv2?|cvc2?|cvn|cid|安全码|背面.*|签名栏.*)", name) is not None
+        if weak or len(gap) > 24 or (len(value.rstrip("#")) < 4 and not short_ok) or MEASURE.match(text, end):
             return None
         if re.fullmatch(r"(?:19|20)[0-9]{2}", value) and re.match(r"\s*(?:年|-|/)", text[end:]):
             return None  # a year
@@ -193,15 +205,23 @@ def named_value_check(text: str, m: re.Match[str]) -> tuple[int, int] | None:
     return start, end
 
 
+def _asks(gap: str) -> bool:
+    """A question or a forgotten value in the gap, and nothing after it saying the value follows."""
+    asked = list(_QUESTION_GAP.finditer(gap))
+    return bool(asked) and not _NOTED_AFTER.search(gap, asked[-1].end())
+
+
 def sibling_numbers(text: str, found: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Further bare codes in the sentence of a code already found (“ATM pin 6194, my checking 2281”)."""
     spans: list[tuple[int, int]] = []
-    for start, end in found:
-        if not text[start:end].rstrip("#").isdigit():
+    scanned = 0  # each stretch of text is scanned once, however many codes a sentence holds
+    for start, end in sorted(found):
+        if end < scanned or not text[start:end].rstrip("#").isdigit():
             continue
         stop = min((i for i in (text.find(c, end) for c in _STOP_CLAUSE) if i >= 0), default=len(text))
-        for m in _BARE_NUMBER.finditer(text, end, stop):
-            if not _MEASURE.match(text, m.end()) and not _NOT_CODE_BEFORE.search(text[max(0, m.start() - 16) : m.start()]):
+        begin, scanned = max(end, scanned), stop
+        for m in _BARE_NUMBER.finditer(text, begin, stop):
+            if not MEASURE.match(text, m.end()) and not _NOT_CODE_BEFORE.search(text[max(0, m.start() - 16) : m.start()]):
                 spans.append((m.start("v"), m.end("v")))
     return spans
 
@@ -227,7 +247,7 @@ def listed_codes(text: str) -> list[tuple[int, int]]:
         offset = name.end()
         for line in lines[:17]:
             for m in _LISTED_CODE.finditer(line):
-                if not _MEASURE.match(line, m.end()):
+                if not MEASURE.match(line, m.end()):
                     spans.append((offset + m.start("v"), offset + m.end("v")))
             offset += len(line) + 1
     return spans
@@ -275,6 +295,8 @@ def strong_token_check(text: str, m: re.Match[str]) -> tuple[int, int] | None:
     value = m.group("v").rstrip(".,;:?!")
     if _in_public_block(text, m.start()) or not _shape_ok(value) or "://" in value or re.search(r"[(){}\[\]<>]|==|&&|\|\|", value):
         return None
+    if re.match(r"\$(?:2[abxy]?|[156]|argon2\w*|scrypt|pbkdf2[\w-]*)\$", value):
+        return None  # a password hash (bcrypt, crypt, argon2): what is stored instead of a password
     return m.start("v"), m.start("v") + len(value)
 
 
@@ -287,6 +309,8 @@ def long_random_check(text: str, m: re.Match[str]) -> tuple[int, int] | None:
         return None
     if re.fullmatch(r"[0-9a-fA-F-]+", value) or _PUBLIC_KEY_BEFORE.search(text[max(0, m.start() - 24) : m.start()]):
         return None
+    if re.search(r"\$(?:2[abxy]?|[156]|argon2\w*)\$(?:[^$\s]*\$)?$", text[max(0, m.start() - 40) : m.start()]):
+        return None  # the digest of a password hash
     if value.count("/") > 2 or len(set(value)) < 16:
         return None  # a path, or a repetitive string
     if _encoded_text(m.group("v")):
@@ -311,7 +335,7 @@ def _encoded_text(value: str) -> bool:
 def seed_run_check(text: str, m: re.Match[str]) -> tuple[int, int] | None:
     """A run of lowercase words is a recovery phrase only when one is named near it."""
     near = text[max(0, m.start() - 200) : m.end() + 100]
-    return (m.start("v"), m.end("v")) if _SEED_CUE.search(near) else None
+    return (m.start("v"), m.end("v")) if SEED_CUE.search(near) else None
 
 
 def security_answer_check(text: str, m: re.Match[str]) -> tuple[int, int] | None:

@@ -28,11 +28,13 @@ kept on request: unlike PII, 记住/remember does not make a password storable.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from tianma.guardrails import secret_codes as codes
+from tianma.guardrails import secret_lists as lists
 from tianma.guardrails import secret_shapes as shapes
 from tianma.guardrails.pii import PLACEHOLDERS as PII_PLACEHOLDERS
 from tianma.guardrails.pii import PiiMatch, replace_spans, scrub
@@ -81,7 +83,7 @@ class SecretMatch:
 _SP, _A = codes.SP, codes.ASCII_START           # inline spaces; ASCII word boundaries
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _ZH_PUNCT = "\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65\u2014\u2018-\u201f\u2026"
-_RUN = rf"[^\s{_HAN}{_ZH_PUNCT}]+"               # a value stops at space, Han or Chinese punctuation
+_RUN = rf"[^\s{_HAN}{_ZH_PUNCT}]{{1,512}}"      # a value stops at space, Han or Chinese punctuation (longer: a key, found by its shape)
 _VAL = rf"(?:[\"'“‘「`](?P<q>[^\"'“”‘’「」`\n]{{1,64}})[\"'”’」`]|(?P<v>{_RUN}))"
 _TOK = rf"[^\s.,;:!?\"'{_ZH_PUNCT}]+"            # one word of a "for the server" bridge
 _BRIDGE = rf"(?P<bridge>{_SP}+(?:for|of|to|on|at|in){_SP}+(?:{_TOK}{_SP}+){{0,3}}?{_TOK})?"
@@ -160,7 +162,9 @@ _OTP_WORDS = (
     rf"|access|2fa|two-factor|two{_SP}factor|mfa|sms|one-time|one{_SP}time|otp|totp){_SP}+code"
     rf"|one[- ]time{_SP}+(?:password|passcode|pin)|otp|totp|2fa|mfa"
     # "my bank just texted me a code 471958": a code that arrived by message is a one-time code
-    rf"|(?:texted|sent|messaged|emailed|sms(?:ed)?){_SP}+(?:me|us){_SP}+(?:a|the|this|another){_SP}+code)"
+    rf"|(?:texted|sent|messaged|emailed|sms(?:ed)?){_SP}+(?:me|us){_SP}+(?:a|the|this|another){_SP}+code"
+    # an SMS pasted as it came: "Venmo: Your code is 418 302."
+    rf"|{_A}your{_SP}+(?:[A-Za-z]+{_SP}+){{0,2}}?code(?={_SP}+(?:is|was){_SP}))"
 )
 _OTP_VALUE = rf"(?:G-)?(?P<v>[0-9]{{4,8}}|[0-9]{{3}}[ -][0-9]{{3}}){_DIGITS_END}"
 _OTP = re.compile(rf"(?:{_OTP_WORDS})(?![A-Za-z]){_BRIDGE}(?:{_CONN_ANY}|{_SP}*){_OTP_VALUE}", re.IGNORECASE)
@@ -490,6 +494,13 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("api_key", shapes.LONG_RANDOM, shapes.long_random_check, overlapping=False),
     _Rule("security_answer", shapes.SECURITY_ANSWER, shapes.security_answer_check),
     _Rule("seed_phrase", shapes.SEED_RUN, shapes.seed_run_check, overlapping=False),
+    _Rule("password", lists.WIFI_QR, lists.value_of, overlapping=False),
+    _Rule("password", lists.QUERY_SECRET, lists.query_secret_check, overlapping=False),
+    _Rule("password", lists.CURL_USER, lists.value_of, overlapping=False),
+    _Rule("password", lists.APP_PASSWORD, lists.value_of, overlapping=False),
+    _Rule("access_code", lists.RECOVERY_KEY, lists.value_of, overlapping=False),
+    _Rule("seed_phrase", lists.NUMBERED_WORDS, lists.seed_list_check, overlapping=False),
+    _Rule("security_answer", lists.QUOTED_QUESTION, lists.quoted_question_check, overlapping=False),
     _Rule("password", shapes.CREDENTIAL_PAIR, shapes.credential_pair_check),
     _Rule("access_code", shapes.NAMED_VALUE, shapes.named_value_check),
 )
@@ -520,24 +531,50 @@ def find_secrets(text: str) -> list[SecretMatch]:
         Non-overlapping matches of the secret values in text order; on overlap the kind higher
         in the module table wins. Placeholders already in the text never match.
     """
-    taken: list[tuple[int, int]] = [m.span() for m in _PLACEHOLDER_RE.finditer(text)]
+    taken = _Taken([m.span() for m in _PLACEHOLDER_RE.finditer(text)])
     found: list[SecretMatch] = []
     for rule in _RULES:
         for m in _matches(rule.pattern, text) if rule.overlapping else rule.pattern.finditer(text):
             span = rule.check(text, m)
-            if span is None:
-                continue
-            start, end = span
-            if all(end <= s or start >= e for s, e in taken):
-                taken.append(span)
-                found.append(SecretMatch(rule.kind, start, end, text[start:end]))
+            if span is not None and taken.add(*span):
+                found.append(SecretMatch(rule.kind, span[0], span[1], text[span[0] : span[1]]))
     codes_found = [(f.start, f.end) for f in found if f.kind in ("access_code", "pin", "password", "otp")]
-    loose = [("access_code", span) for span in [*shapes.listed_codes(text), *shapes.sibling_numbers(text, codes_found)]]
-    for kind, (start, end) in [*loose, *(("security_answer", span) for span in shapes.quoted_answers(text))]:
-        if all(end <= s or start >= e for s, e in taken):
-            taken.append((start, end))
-            found.append(SecretMatch(kind, start, end, text[start:end]))
+    loose = [("access_code", span) for span in [*shapes.listed_codes(text), *shapes.sibling_numbers(text, codes_found),
+                                                 *lists.in_sentence_of_a_secret(text, codes_found)]]
+    loose += [("password", span) for span in lists.listed_passwords(text)]
+    loose += [("security_answer", span) for span in [*shapes.quoted_answers(text), *lists.listed_answers(text)]]
+    found += [SecretMatch(kind, a, b, text[a:b]) for kind, (a, b) in loose if taken.add(a, b)]
+    kinds = {f.text: f.kind for f in found}
+    for value, kind in kinds.items():  # the same value again elsewhere ("mine is 2718 right? yeah 2718")
+        found += [SecretMatch(kind, a, a + len(value), value) for a in _occurrences(text, value) if taken.add(a, a + len(value))]
     return sorted(found, key=lambda s: s.start)
+
+
+class _Taken:
+    """The spans already matched, sorted: a new one is taken only where it overlaps none."""
+
+    def __init__(self, spans: list[tuple[int, int]]) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        for a, b in sorted(spans):
+            self.add(a, b)
+
+    def add(self, start: int, end: int) -> bool:
+        i = bisect.bisect_right(self.starts, start)
+        if (i > 0 and self.ends[i - 1] > start) or (i < len(self.starts) and self.starts[i] < end):
+            return False
+        self.starts.insert(i, start)
+        self.ends.insert(i, end)
+        return True
+
+
+def _occurrences(text: str, value: str) -> list[int]:
+    """Where a found value stands again as a whole token (not inside a longer word or number)."""
+    if len(value) < 4:
+        return []
+    edge = r"A-Za-z0-9" if value[0].isascii() and value[-1].isascii() else ""
+    pattern = rf"(?<![{edge}])" + re.escape(value) + rf"(?![{edge}])" if edge else re.escape(value)
+    return [m.start() for m in re.finditer(pattern, text)]
 
 
 def redact_secrets(text: str) -> tuple[str, list[SecretMatch]]:

@@ -1,6 +1,7 @@
-"""The held-out secrets corpus (tests/fixtures/secrets/heldout/README.md) as a ratchet: the
-detector keeps at most as many of its values, and cuts at most as many near misses, as measured
-when the corpus was first run. Pathological inputs finish in linear time."""
+"""The independent secrets corpora as ratchets (tests/fixtures/secrets/heldout/README.md, now dev
+data, and tests/fixtures/secrets/blind/README.md, held out and never read case by case): the
+detector keeps at most as many of their values, and cuts at most as many near misses, as last
+measured. Pathological inputs finish in linear time."""
 
 from __future__ import annotations
 
@@ -13,24 +14,26 @@ import pytest
 
 from tianma.guardrails.secrets import find_secrets, storable
 
-CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "secrets" / "heldout"
-KEPT_AT_MOST = 28
-"""Messages of 120 with a value left in the stored text, measured 2026-12-01."""
-CUT_AT_MOST = 3
-"""Near misses of 120 in which something was taken for a secret."""
+CORPORA = Path(__file__).resolve().parents[2] / "fixtures" / "secrets"
+LIMITS = {"heldout": (3, 0), "blind": (28, 2)}
+"""Corpus → (messages of 120 with a value left in the stored text, near misses of 120 in which
+something was taken for a secret), measured 2026-12-01."""
 
 
-def _load(name: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (CORPUS / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+def _load(corpus: str, name: str) -> list[dict[str, Any]]:
+    path = CORPORA / corpus / name
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def test_the_held_out_corpus_does_not_get_worse() -> None:
-    secrets, benign = _load("secrets.jsonl"), _load("benign.jsonl")
+@pytest.mark.parametrize("corpus", sorted(LIMITS))
+def test_the_independent_corpora_do_not_get_worse(corpus: str) -> None:
+    kept_at_most, cut_at_most = LIMITS[corpus]
+    secrets, benign = _load(corpus, "secrets.jsonl"), _load(corpus, "benign.jsonl")
     assert (len(secrets), len(benign)) == (120, 120)
     kept = [c["id"] for c in secrets if any(v in storable(c["text"])[0] for v in c["values"])]
     cut = [c["id"] for c in benign if find_secrets(c["text"])]
-    assert len(kept) <= KEPT_AT_MOST, kept
-    assert len(cut) <= CUT_AT_MOST, cut
+    assert len(kept) <= kept_at_most, kept
+    assert len(cut) <= cut_at_most, cut
 
 
 @pytest.mark.parametrize(
@@ -43,8 +46,30 @@ def test_the_held_out_corpus_does_not_get_worse() -> None:
         "我" * 100000,
         "Ab1!" * 25000,
         "backup codes\n" + "1234 5678\n" * 10000,
+        "a_secret=" * 20000,
+        "密码 2718 " * 10000,
+        "验证码 KXPLMN。" * 10000,
+        "保险柜 1-2-3 " * 10000,
+        "passwords:\n- a b1\n" * 10000,
+        "security questions: first pet: Biscuit\n" * 5000,
+        "curl " * 20000,
     ],
-    ids=["mima", "password-is", "words", "xs", "han", "mixed", "code-lines"],
+    ids=[
+        "mima",
+        "password-is",
+        "words",
+        "xs",
+        "han",
+        "mixed",
+        "code-lines",
+        "query",
+        "many-codes",
+        "same-shape",
+        "combos",
+        "listed",
+        "answers",
+        "curl",
+    ],
 )
 def test_pathological_messages_are_scanned_in_linear_time(text: str) -> None:
     # Not a speed measurement: a guard against super-linear patterns (one of these took 557 s).
