@@ -230,8 +230,14 @@ class Runtime:
         with self._lock:
             return set_reply(self.memory.store, event_id, user_id, reply)
 
-    def feedback(self, event_id: str, kind: str, text: str | None = None, at: datetime | None = None) -> str:
+    def feedback(
+        self, event_id: str, kind: str, text: str | None = None, at: datetime | None = None, *,
+        detail: str | None = None, external_id: str | None = None, data: dict[str, Any] | None = None,
+    ) -> str:  # fmt: skip
         """Record explicit feedback on a turn; returns the signal's id.
+
+        ``detail`` (default ``explicit <kind>``), ``external_id`` and ``data``: what the signal says
+        of where it came from (:mod:`tianma.serve.openwebui_feedback`: Open WebUI's feedback id).
 
         Raises:
             InvalidInputError: ``kind`` is not like, dislike or correction.
@@ -251,8 +257,10 @@ class Runtime:
                 source_event_id=None,
                 dialogue_id=event.dialogue_id,
                 at=as_aware(at),
-                detail=f"explicit {kind}",
+                detail=detail or f"explicit {kind}",
                 text=storable(text, self.settings.guardrails.pii_redaction)[0] if text else text,
+                external_id=external_id,
+                extra=data,
             )
             apply_signal(self.memory, signal, as_aware(at))
             explicit = 1.0 if kind == "like" else -1.0

@@ -110,10 +110,16 @@ def site(make_runtime: RuntimeFactory, browser: Any) -> Iterator[Site]:
 
 
 @pytest.fixture(scope="module")
-def owui(browser: Any, e5: Embedder, tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenWebUI]:
+def owui(
+    request: pytest.FixtureRequest, browser: Any, e5: Embedder, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[OpenWebUI]:
     """The real Open WebUI → ``tianma serve`` (a real runtime over a tmp home, no scheduler) → the
     Ollama stand-in, and one Chromium page (en-US: the labels its source has) on Open WebUI, not
-    yet signed up. One Open WebUI (~20 s to start) serves every test of a module."""
+    yet signed up. One Open WebUI (~20 s to start) serves every test of a module, with the
+    module's ``OPENWEBUI_ADMIN_ENV`` (settings its admin chose) if it has one; its log and the
+    requests it made go to ``test-artifacts/<module>-openwebui.log`` / ``-requests.json``."""
+    name = request.module.__name__.rsplit(".", 1)[-1]
+    extra_env: dict[str, str] = getattr(request.module, "OPENWEBUI_ADMIN_ENV", {})
     venv = openwebui_venv()
     if not (venv / "bin" / "open-webui").is_file():
         _unavailable(
@@ -133,7 +139,8 @@ def owui(browser: Any, e5: Embedder, tmp_path_factory: pytest.TempPathFactory) -
         stack.callback(runtime.close)
         recorder = RecordingApp(create_app(runtime, scheduler=False))
         tianma_url = stack.enter_context(ServerThread(recorder))
-        webui = stack.enter_context(run_openwebui(venv, tianma_url, workdir, ARTIFACTS / "openwebui.log"))
+        log = ARTIFACTS / f"{name}-openwebui.log"
+        webui = stack.enter_context(run_openwebui(venv, tianma_url, workdir, log, extra_env=extra_env))
         context = browser.new_context(locale="en-US", viewport={"width": 1280, "height": 860})
         stack.callback(context.close)
         owui = OpenWebUI(
@@ -148,5 +155,5 @@ def owui(browser: Any, e5: Embedder, tmp_path_factory: pytest.TempPathFactory) -
                 route.abort()
 
         context.route("**/*", this_openwebui_only)
-        stack.callback(owui.dump, ARTIFACTS / "openwebui-requests.json")
+        stack.callback(owui.dump, ARTIFACTS / f"{name}-openwebui-requests.json")
         yield owui

@@ -14,7 +14,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,10 +114,11 @@ class OpenWebUIProcess:
 
 
 @contextmanager
-def run_openwebui(venv: Path, ollama_url: str, workdir: Path, log: Path,
-                  startup_s: float = 180.0) -> Iterator[OpenWebUIProcess]:  # fmt: skip
+def run_openwebui(venv: Path, ollama_url: str, workdir: Path, log: Path, startup_s: float = 180.0,
+                  extra_env: Mapping[str, str] | None = None) -> Iterator[OpenWebUIProcess]:  # fmt: skip
     """Open WebUI as a subprocess on a free loopback port, healthy when yielded; its process group
-    is killed afterwards. ``workdir`` holds its data (``DATA_DIR``) and is its ``HOME``."""
+    is killed afterwards. ``workdir`` holds its data (``DATA_DIR``) and is its ``HOME``;
+    ``extra_env``: settings an admin chose besides :data:`OPENWEBUI_ENV`."""
     port = free_port()
     data = workdir / "data"
     data.mkdir(parents=True, exist_ok=True)
@@ -127,6 +128,7 @@ def run_openwebui(venv: Path, ollama_url: str, workdir: Path, log: Path,
         "LANG": "C.UTF-8",
         "TZ": "UTC",
         **OPENWEBUI_ENV,
+        **(extra_env or {}),
         "DATA_DIR": str(data),
         "PORT": str(port),
         "OLLAMA_BASE_URL": ollama_url,
@@ -170,7 +172,8 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
     process.wait(timeout=10)
 
 
-def wait_for(condition: Callable[[], Any], timeout_s: float = 20.0, what: str = "condition") -> Any:
+def wait_for(condition: Callable[[], Any], timeout_s: float = 20.0, what: str = "condition",
+             pause: Callable[[float], None] = time.sleep) -> Any:  # fmt: skip
     """Poll until ``condition()`` is truthy; returns it."""
     deadline = time.monotonic() + timeout_s
     while True:
@@ -179,7 +182,7 @@ def wait_for(condition: Callable[[], Any], timeout_s: float = 20.0, what: str = 
             return value
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what}")
-        time.sleep(0.05)
+        pause(0.05)
 
 
 _HISTORY_USER = re.compile(r"<chat_history>\s*USER:\s*(.+)")
@@ -306,6 +309,26 @@ class OpenWebUI:
         from playwright.sync_api import expect
 
         expect(self.page).to_have_title(re.compile(re.escape(text)), timeout=timeout_s * 1000)
+
+    def wait_for(self, condition: Callable[[], Any], what: str = "condition", timeout_s: float = 20.0) -> Any:
+        """:func:`wait_for`, letting the page go on meanwhile: its requests pass this test's route
+        (and so reach Open WebUI) only while Playwright is being called."""
+        return wait_for(condition, timeout_s, what, pause=lambda s: self.page.wait_for_timeout(s * 1000))
+
+    def api(self, method: str, path: str, body: Any = None) -> Any:
+        """Open WebUI's own API as the signed-in user (the token its page keeps in localStorage)."""
+        token = self.page.evaluate("() => localStorage.token")
+        answer = httpx.request(method, self.url + path, json=body, headers={"Authorization": f"Bearer {token}"},
+                               timeout=60)  # fmt: skip
+        assert answer.status_code == 200, f"{method} {path}: {answer.status_code} {answer.text}"
+        return answer.json()
+
+    def install_function(self, function_id: str, name: str, source: str) -> dict[str, Any]:
+        """A Function created and switched on, as the admin does under Admin Panel → Functions."""
+        self.api("POST", "/api/v1/functions/create",
+                 {"id": function_id, "name": name, "content": source, "meta": {"description": name}})  # fmt: skip
+        function: dict[str, Any] = self.api("POST", f"/api/v1/functions/id/{function_id}/toggle")
+        return function
 
     def events(self, user: str = "me") -> list[MemoryRecord]:
         records: list[MemoryRecord] = self.runtime.memories(user, "event")

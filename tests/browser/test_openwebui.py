@@ -1,6 +1,7 @@
 """Tested against the real thing (issue #13): the real Open WebUI 0.12.4 in headless Chromium, with
 ``tianma serve`` as its Ollama and the Ollama stand-in behind tianma. A user signs up, tells it
-about an allergy, asks for dinner in a new chat, stops a long answer and regenerates one.
+about an allergy, asks for dinner in a new chat, stops a long answer, regenerates one, and gives a
+reply 👎 with a comment through tianma's Event Function.
 
 One Open WebUI serves the whole module and its tests run in order: the first signs up. Open
 WebUI's settings are tests/browser/openwebui.py's ``OPENWEBUI_ENV`` (also in the README).
@@ -12,6 +13,9 @@ import time
 from typing import Any
 
 from tests.browser.openwebui import TITLE_MARK, OpenWebUI, task_kind, wait_for
+from tianma.cli.openwebui import function_source
+from tianma.memory.records import MemoryRecord
+from tianma.serve.openwebui_feedback import PATH as FEEDBACK_PATH
 
 MODEL = "qwen2.5:7b"  # one of the stand-in's installed models
 USER = "me"
@@ -124,3 +128,36 @@ def test_regenerate_replaces_the_reply_of_the_same_event(owui: OpenWebUI) -> Non
     assert [t.response_headers["x-tianma-event-id"] for t in turns] == [event.id, event.id]
     regenerated = [s for s in owui.runtime.memories(USER, "signal") if s.data.get("type") == "regenerate"]
     assert [s.data.get("target_event_id") for s in regenerated] == [event.id]
+
+
+def _feedback_on(owui: OpenWebUI, event_id: str) -> list[MemoryRecord]:
+    return [s for s in owui.runtime.memories(USER, "signal") if s.data.get("target_event_id") == event_id
+            and s.data.get("type") in ("like", "dislike", "correction")]  # fmt: skip
+
+
+def test_thumbs_down_and_its_comment_reach_tianma_as_feedback_on_the_turn(owui: OpenWebUI) -> None:
+    """Open WebUI's own 👎 and comment, through tianma's Event Function (``tianma openwebui
+    function``) installed by the admin: nothing else tells tianma of a rating, so without it this fails."""
+    question, comment = "讲个冷笑话", "一点也不好笑，换个短一点的"
+    owui.script.replies[question] = ["企鹅为什么不怕冷？因为它有企鹅绒。"]
+    function = owui.install_function("tianma_feedback", "tianma feedback", function_source())
+    assert (function["type"], function["is_active"]) == ("event", True)
+    owui.new_chat(MODEL)
+    chat = owui.send(question)
+    owui.expect_reply("企鹅绒")
+    event = wait_for(lambda: next((e for e in owui.events() if e.content == question and e.reply), None),
+                     what="the turn's event")  # fmt: skip
+    owui.page.get_by_role("button", name="Bad Response").last.click()
+    (disliked,) = owui.wait_for(lambda: _feedback_on(owui, event.id), what="tianma's dislike on the turn")
+    assert disliked.data["type"] == "dislike" and disliked.data["openwebui"]["chat_id"] == chat
+    form = owui.page.locator('[id^="message-feedback-"]')  # Open WebUI asks what was wrong
+    form.get_by_label("Additional feedback comments").fill(comment)
+    owui.shot("thumbs-down")
+    form.get_by_role("button", name="Save").click()
+    owui.wait_for(lambda: [s.content for s in _feedback_on(owui, event.id)] == [comment], what="the comment in tianma")
+    owui.shot("thumbs-down-saved")
+    (signal,) = _feedback_on(owui, event.id)  # given, tagged, commented: one signal
+    assert (signal.id, signal.data["type"], signal.data["openwebui"]["rating"]) == (disliked.id, "correction", -1)
+    posts = [e for e in owui.recorder.exchanges if e.path == FEEDBACK_PATH]
+    assert len(posts) >= 2 and {e.status for e in posts} == {200}  # created, then updated (tags, comment)
+    assert {e.headers.get("x-openwebui-chat-id") for e in posts} == {chat}  # Open WebUI's own headers

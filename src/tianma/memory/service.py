@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from tianma.memory.keyword_index import SqliteKeywordIndex
 from tianma.memory.protocols import Embedder, Matrix, VectorIndex
@@ -111,8 +112,13 @@ class Memory:
         at: datetime,
         detail: str = "",
         text: str | None = None,
+        external_id: str | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> MemoryRecord:
-        """Store a signal judging ``target_event_id``, credited to what that turn injected."""
+        """Store a signal judging ``target_event_id``, credited to what that turn injected.
+
+        ``external_id``: the id the system that sent it gives it; ``extra``: more fields of its data.
+        """
         credited = [row["record_id"] for row in self.store.injections_of(target_event_id)]
         events = tuple(e for e in (target_event_id, source_event_id) if e)
         return self.store.add_record(
@@ -128,5 +134,7 @@ class Memory:
                 "target_event_id": target_event_id,
                 "credited": credited,
                 "detail": detail,
+                **(extra or {}),
             },
+            external_id=external_id,
         )

@@ -6,9 +6,10 @@
   completed conversation turn and decide whether long-term memory should change.” Passed on
   to Ollama, never a turn.
 * **A message with files, a knowledge base or web search** is wrapped in its RAG template,
-  which also starts with ``### Task:`` but carries ``<context>…</context>`` and
-  ``<user_query>…</user_query>``: a turn, whose text (recorded, searched, learnt from) is the
-  user's query; the retrieved documents go to the model, never into memory.
+  which also starts with ``### Task:`` but carries ``<context>…</context>`` (0.12: then the
+  user's message, after an ``<attached_files>`` list; older templates: ``<user_query>…``): a
+  turn, whose text (recorded, searched, learnt from) is the user's own message; the retrieved
+  documents and the file list go to the model, never into memory.
 * **Its own memory** arrives as a ``<memory_context>…</memory_context>`` block in the system
   prompt: removed before the model sees the prompt (tianma's memory is already there), never stored.
 * ``X-OpenWebUI-Chat-Id`` names the chat (with ``ENABLE_FORWARD_USER_INFO_HEADERS=true``);
@@ -25,6 +26,9 @@ from typing import Any
 
 import jwt
 
+from tianma.serve.auth import Principal
+from tianma.settings import ServeSettings
+
 CHAT_HEADER = "x-openwebui-chat-id"
 USER_HEADER = "x-openwebui-user-id"
 JWT_HEADER = "x-openwebui-user-jwt"
@@ -32,6 +36,7 @@ JWT_ISSUER = "open-webui"
 MEMORY_REVIEWER = "You are Open WebUI's private memory reviewer"
 MEMORY_REVIEW = "Review the completed conversation turn and decide whether long-term memory should change"
 _USER_QUERY = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.DOTALL)
+_ATTACHED_FILES = re.compile(r"^\s*<attached_files>.*?</attached_files>\s*", re.DOTALL)
 _MEMORY_CONTEXT = re.compile(r"\s*<memory_context>.*?</memory_context>\s*", re.DOTALL)
 _USER_ID = re.compile(r"^[A-Za-z0-9._@:-]{1,128}$")
 
@@ -41,11 +46,27 @@ def _text(message: Mapping[str, Any]) -> str:
 
 
 def user_query(text: str) -> str | None:
-    """The user's own question inside a RAG-wrapped message, or None when it is not wrapped."""
-    if not text.lstrip().startswith("### Task:"):
+    """The user's own words inside a RAG-wrapped message or after an ``<attached_files>`` block,
+    or None when the message is neither (a background task's prompt, or plain text)."""
+    said = text
+    if text.lstrip().startswith("### Task:"):
+        found = _USER_QUERY.search(text)
+        if found:
+            said = found.group(1)
+        elif _rag_wrapped(text):  # 0.12's template: the documents in <context>, then the message
+            said = text.rsplit("</context>", 1)[1]
+        else:
+            return None
+    elif not text.lstrip().startswith("<attached_files>"):
         return None
-    found = _USER_QUERY.search(text)
-    return found.group(1).strip() if found and found.group(1).strip() else None
+    return _ATTACHED_FILES.sub("", said, count=1).strip() or None
+
+
+def _rag_wrapped(text: str) -> bool:
+    """Open WebUI's RAG template: a ``<context>`` block, and no ``<chat_history>`` before it
+    (the title, tags and query tasks quote the chat; none of them carries ``<context>``)."""
+    start = text.find("<context>")
+    return start >= 0 and "</context>" in text[start:] and "<chat_history>" not in text[:start]
 
 
 def is_background_task(messages: Sequence[Mapping[str, Any]], task_prefixes: Sequence[str]) -> bool:
@@ -100,3 +121,16 @@ def signed_user(headers: Mapping[str, str], secret: str) -> str | None:
     if not _USER_ID.fullmatch(user):
         raise BadUserToken("X-OpenWebUI-User-Jwt names no usable user id")
     return user
+
+
+def request_user(principal: Principal, headers: Mapping[str, str], serve: ServeSettings) -> str:
+    """Whose memory a request from Open WebUI is about: the signed user (``serve.openwebui_jwt_secret``),
+    else the forwarded one (trusted, with an admin key or keyless), else the key's user.
+
+    Raises:
+        BadUserToken: a signed user header that does not verify.
+    """
+    if serve.openwebui_jwt_secret is not None:  # signed by Open WebUI: verified, whoever's key it is
+        return signed_user(headers, serve.openwebui_jwt_secret.get_secret_value()) or principal.user_id
+    forwarded = forwarded_user(headers, serve.trust_openwebui_user) if principal.admin else None
+    return forwarded or principal.user_id

@@ -115,10 +115,7 @@ def chat_request(
     Raises:
         BadUserToken: a signed Open WebUI user header that does not verify.
     """
-    if serve.openwebui_jwt_secret is not None:  # signed by Open WebUI: verified, whoever's key it is
-        user_id = openwebui.signed_user(headers, serve.openwebui_jwt_secret.get_secret_value()) or principal.user_id
-    else:
-        user_id = (openwebui.forwarded_user(headers, serve.trust_openwebui_user) if principal.admin else None) or principal.user_id
+    user_id = openwebui.request_user(principal, headers, serve)
     messages = openwebui.without_memory_context(messages)
     again = dialogues.regenerates(user_id, messages, client_conversation(body, headers))
     if again is not None:  # the client threw the reply away: the same turn, answered again

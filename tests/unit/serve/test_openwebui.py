@@ -19,6 +19,13 @@ RAG = (
     "<user_query>\n我不吃香菜。这份说明书里路由器怎么重置？\n</user_query>\n"
 )
 
+RAG_012 = (  # what 0.12.4 sends: its template, the documents, the file list, then the user's message
+    "### Task:\nRespond to the user query using the provided context, incorporating inline citations…\n\n"
+    "<context>\n<source id=\"1\" name=\"manual.txt\" resource-type=\"file\">Hold reset for 10 s.</source>\n"
+    "</context>\n\n<attached_files>\n<file type=\"file\" id=\"f1\" name=\"manual.txt\"/>\n</attached_files>\n\n"
+    "这份说明书里路由器怎么重置？"
+)
+
 
 def _chat(url: str, messages: list[dict[str, str]], **headers: str) -> httpx.Response:
     return httpx.post(f"{url}/api/chat", json={"model": MODEL, "stream": False, "messages": messages},
@@ -76,6 +83,10 @@ def test_rules_on_their_own() -> None:
     assert user_query("### Task:\nGenerate a title\n<chat_history>…") is None
     assert is_background_task([{"role": "user", "content": "### Task:\nGenerate 1-3 broad tags"}], ["### Task:"])
     assert not is_background_task([{"role": "user", "content": RAG}], ["### Task:"])
+    assert user_query(RAG_012) == "这份说明书里路由器怎么重置？"
+    assert not is_background_task([{"role": "user", "content": RAG_012}], ["### Task:"])
+    assert user_query("<attached_files>\n<file name=\"a.txt\"/>\n</attached_files>\n\nsummarise it") == "summarise it"
+    assert user_query("### Task:\nSuggest 3-5 follow-up questions\n<chat_history>\nUSER: <context>x</context>") is None
     assert not is_background_task([{"role": "user", "content": "Review my essay please"}], ["### Task:"])
     kept = without_memory_context([{"role": "user", "content": "<memory_context>x</memory_context>"}])
     assert kept[0]["content"] == "<memory_context>x</memory_context>"  # only system prompts are the client's
