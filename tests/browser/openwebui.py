@@ -201,11 +201,9 @@ class Script:
 
     def __call__(self, messages: list[dict[str, Any]]) -> str:
         last = str(messages[-1].get("content") or "") if messages else ""
-        if last.lstrip().startswith("### Task:"):
-            return _task_answer(last)
-        queue = self.replies.get(last)
+        queue = self.replies.get(last)  # a scripted message first, even one shaped like a task
         if not queue:
-            return self.default
+            return _task_answer(last) if last.lstrip().startswith("### Task:") else self.default
         return queue.pop(0) if len(queue) > 1 else queue[0]
 
 

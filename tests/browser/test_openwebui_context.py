@@ -257,3 +257,36 @@ def test_memory_review_passes_through_and_open_webuis_memory_is_never_tianmas(
     assert {e.id for e in owui.events()} == before | {cat.id, toy.id}
     assert _kept(owui, REMEMBERED) == [] and _kept(owui, "<memory_context>") == []
     assert _kept(owui, "Review the completed conversation turn") == []
+
+
+PASTED = "### Task: 帮我看看这段提示词写得怎么样"
+"""A user's own message in the shape of Open WebUI's task prompts."""
+PASTED_REPLY = "写得挺清楚的。"
+
+
+def test_with_the_task_header_open_webui_names_its_tasks_and_a_task_shaped_message_is_a_turn(
+    owui: OpenWebUI, sent: BodyTap
+) -> None:
+    owui.script.replies[PASTED] = [PASTED_REPLY]
+    config = owui.api("GET", "/ollama/config")  # Admin Panel → Settings → Connections → Ollama → Headers
+    configs = dict(config.get("OLLAMA_API_CONFIGS") or {})
+    configs["0"] = {**configs.get("0", {}), "headers": {"X-Tianma-Task": "{{TASK}}"}}
+    owui.api("POST", "/ollama/config/update", {"ENABLE_OLLAMA_API": True, "OLLAMA_BASE_URLS": config["OLLAMA_BASE_URLS"],
+                                              "OLLAMA_API_CONFIGS": configs})  # fmt: skip
+    before = {e.id for e in owui.events()}
+    seen = len(owui.recorder.exchanges)
+    owui.new_chat(MODEL)
+    chat = owui.send(PASTED)
+    owui.expect_reply(PASTED_REPLY)
+    event = owui.wait_for(lambda: next((e for e in owui.events() if e.content == PASTED and e.reply), None),
+                          "the task-shaped message's event")  # fmt: skip
+    owui.wait_for(lambda: any(task_kind(b) == "title" and PASTED in _last(b) for b in owui.chat_bodies()),
+                  "Open WebUI's title task for it")  # fmt: skip
+    owui.shot("context-task-header")
+    chats = [e for e in owui.recorder.exchanges[seen:] if e.path == "/api/chat"]
+    named = {e.headers.get("x-tianma-task") for e in chats}
+    assert "" in named and "title_generation" in named  # Open WebUI filled {{TASK}} in
+    (turn,) = owui.recorder.turns(chat)
+    assert turn.headers["x-tianma-task"] == "" and turn.response_headers["x-tianma-event-id"] == event.id
+    assert {e.id for e in owui.events()} - before == {event.id}  # the tasks it named were passed through
+    assert all("x-tianma-event-id" not in e.response_headers for e in chats if e.headers.get("x-tianma-task"))

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from tianma.serve.turns import ChatRequest
 
-from tianma.serve import openwebui
 from tianma.serve.context import ServeContext
 from tianma.serve.http import MAX_CAPTURE
 
@@ -92,7 +91,7 @@ async def record(ctx: ServeContext, continuation: Continuation, raw: bytes, comp
 def continuing(ctx: ServeContext, request: ChatRequest) -> Callable[[bytes, bool], Awaitable[None]] | None:
     """What to do with a passed-through answer: record it as the continued turn's reply, when the
     request continues one (a background task never does)."""
-    if openwebui.is_background_task(request.messages, ctx.runtime.settings.serve.task_prefixes):
+    if request.is_background(ctx.runtime.settings.serve.task_prefixes):
         return None
     found = continuation_of(ctx, request.user_id, request.messages)
     if found is None:

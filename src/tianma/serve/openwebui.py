@@ -12,6 +12,9 @@
   documents and the file list go to the model, never into memory.
 * **Its own memory** arrives as a ``<memory_context>…</memory_context>`` block in the system
   prompt: removed before the model sees the prompt (tianma's memory is already there), never stored.
+* **Its task, when the admin lets it say**: the custom header ``X-Tianma-Task: {{TASK}}`` on the
+  connection to tianma carries each request's task name (empty for the user's message) — then
+  that decides, not the message's shape (a user's message starting ``### Task:`` is a turn).
 * ``X-OpenWebUI-Chat-Id`` names the chat (with ``ENABLE_FORWARD_USER_INFO_HEADERS=true``);
   ``X-OpenWebUI-User-Id`` the user — used only when the operator trusts the proxy
   (``serve.trust_openwebui_user``) and the proxy holds an admin key (or the server is keyless);
@@ -29,6 +32,9 @@ import jwt
 from tianma.serve.auth import Principal
 from tianma.settings import ServeSettings
 
+TASK_HEADER = "x-tianma-task"
+"""Set in Open WebUI's connection to tianma as the custom header ``X-Tianma-Task: {{TASK}}``,
+it names each request's task (title_generation, memory_review …; empty for the user's message)."""
 CHAT_HEADER = "x-openwebui-chat-id"
 USER_HEADER = "x-openwebui-user-id"
 JWT_HEADER = "x-openwebui-user-jwt"
@@ -67,6 +73,15 @@ def _rag_wrapped(text: str) -> bool:
     (the title, tags and query tasks quote the chat; none of them carries ``<context>``)."""
     start = text.find("<context>")
     return start >= 0 and "</context>" in text[start:] and "<chat_history>" not in text[:start]
+
+
+def named_task(headers: Mapping[str, str]) -> str | None:
+    """The task the client named in :data:`TASK_HEADER` ("" for the user's own message), or None
+    when it sent no such header."""
+    value = headers.get(TASK_HEADER)
+    if value is None:
+        value = next((v for k, v in headers.items() if k.lower() == TASK_HEADER), None)
+    return None if value is None else value.strip()
 
 
 def is_background_task(messages: Sequence[Mapping[str, Any]], task_prefixes: Sequence[str]) -> bool:

@@ -89,6 +89,10 @@ class ChatRequest:
     """The id the turn's event gets (announced in a header before the reply)."""
     regenerates: str | None = None
     """The earlier turn's event this request asks another reply for (then also ``event_id``)."""
+    task: str | None = None
+    """The client's own name for what the request is, when it says (Open WebUI's ``{{TASK}}`` in
+    the :data:`tianma.serve.openwebui.TASK_HEADER` custom header: empty for the user's message);
+    None when it does not, and then the message's shape decides."""
 
     @property
     def text(self) -> str:
@@ -99,9 +103,16 @@ class ChatRequest:
 
     def is_turn(self, task_prefixes: Sequence[str] = ()) -> bool:
         """A user message to answer; anything else (a tool result, a model load, a client's
-        background task: :func:`tianma.serve.openwebui.is_background_task`) is passed on."""
+        background task: :meth:`is_background`) is passed on."""
         return (bool(self.messages) and self.messages[-1].get("role") == "user" and bool(self.text.strip())
-                and not openwebui.is_background_task(self.messages, task_prefixes))  # fmt: skip
+                and not self.is_background(task_prefixes))  # fmt: skip
+
+    def is_background(self, task_prefixes: Sequence[str] = ()) -> bool:
+        """A client's own call (a title, tags, its memory review): by the task the client names
+        (:attr:`task`), else by its shape (:func:`tianma.serve.openwebui.is_background_task`)."""
+        if self.task is not None:
+            return bool(self.task.strip())
+        return openwebui.is_background_task(self.messages, task_prefixes)
 
 
 def chat_request(
@@ -117,11 +128,12 @@ def chat_request(
     """
     user_id = openwebui.request_user(principal, headers, serve)
     messages = openwebui.without_memory_context(messages)
+    task = openwebui.named_task(headers)
     again = dialogues.regenerates(user_id, messages, client_conversation(body, headers))
     if again is not None:  # the client threw the reply away: the same turn, answered again
         return ChatRequest(user_id=user_id, model=model, messages=messages, dialogue_id=again[1], extra=extra,
-                           stream=stream, event_id=again[0], regenerates=again[0])  # fmt: skip
-    return ChatRequest(user_id=user_id, model=model, messages=messages,
+                           stream=stream, event_id=again[0], regenerates=again[0], task=task)  # fmt: skip
+    return ChatRequest(user_id=user_id, model=model, messages=messages, task=task,
                        dialogue_id=dialogues.of_request(user_id, messages, body, headers), extra=extra, stream=stream)  # fmt: skip
 
 

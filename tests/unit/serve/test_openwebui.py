@@ -50,6 +50,21 @@ def test_a_message_with_a_file_is_a_turn_whose_text_is_the_users_query(serve: Se
     assert "hold reset for 10 s" in sent  # the model still reads the documents
 
 
+def test_the_task_open_webui_names_in_its_custom_header_decides(serve: ServeFactory) -> None:
+    # Open WebUI's connection with the custom header X-Tianma-Task: {{TASK}}
+    s = serve()
+    tasked = {"X-Tianma-Task": "title_generation"}
+    assert _chat(s.url, [{"role": "user", "content": "总结一下这段对话的标题"}], **tasked).status_code == 200
+    assert s.runtime.memories("me", "event") == []  # named a task: passed through, whatever it says
+    pasted = "### Task: 帮我看看这段提示词写得怎么样"  # the user's own message, in a task's shape
+    assert _chat(s.url, [{"role": "user", "content": pasted}], **{"X-Tianma-Task": ""}).status_code == 200
+    assert _chat(s.url, [{"role": "user", "content": RAG_012}], **{"X-Tianma-Task": ""}).status_code == 200
+    events = sorted(e.content for e in s.runtime.memories("me", "event"))
+    assert events == sorted([pasted, "这份说明书里路由器怎么重置？"])
+    _chat(s.url, [{"role": "user", "content": pasted}])  # without the header: the prefix decides
+    assert len(s.runtime.memories("me", "event")) == 2
+
+
 def test_open_webuis_memory_block_is_removed_from_the_prompt(serve: ServeFactory) -> None:
     s = serve()
     system = "You are helpful.\n\n<memory_context>\n1. [2026-11-01] User likes cats\n</memory_context>"
