@@ -28,6 +28,7 @@ def test_all_lists_exactly_the_public_names() -> None:
         "serve",
         "testing",
         "operations",
+        "integrations",
     }
     assert set(tianma.__all__) == public - modules
     for name in tianma.__all__:
