@@ -209,6 +209,16 @@ class ServeSettings(_Section):
     """Turns generating at once; more wait in line."""
     max_queue: int = Field(default=64, ge=0)
     """Requests waiting for a turn slot; past that the proxy answers 503 like a busy Ollama."""
+    max_body_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
+    """Largest body of a chat request or a ``/tianma`` call (4 MiB: a photo or two as base64);
+    a larger one is refused with 413 while it is read, never read whole. Other ``/api`` and
+    ``/v1`` calls go to Ollama as they are."""
+    max_message_chars: int = Field(default=32_000, ge=1)
+    """Longest user message a turn takes (characters of what is recorded, searched and learnt
+    from: the user's own words, without documents a client wrapped around them); longer: 400."""
+    max_prompt_chars: int = Field(default=1_000_000, ge=1)
+    """Most characters of text all a turn's messages may carry together (history, system
+    prompt, retrieved documents): each is scanned for secrets before the model sees it; more: 400."""
     scheduler: bool = True
     """Run the periodic jobs (``scheduler.*``) inside ``serve``."""
     dialogue_idle_minutes: int = Field(default=30, ge=1)

@@ -29,26 +29,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from tianma.errors import ConfigError, HomeInUseError, InvalidInputError, RecordNotFoundError, TianmaError
+from tianma.errors import BadRequestError, ConfigError, TianmaError
 from tianma.operations import OPERATIONS
 from tianma.operations.homes import ServedHome
 from tianma.operations.operation import encode_error
 from tianma.serve.auth import is_loopback
 from tianma.serve.context import context_of
-from tianma.serve.http import BadRequest, json_body
+from tianma.serve.error_handlers import status_of
+from tianma.serve.http import json_body
 from tianma.serve.serve_file import ADMIN_PATH, TOKEN_HEADER
 
 logger = logging.getLogger("tianma.serve.admin")
-
-STATUS: tuple[tuple[type[TianmaError], int], ...] = (
-    (RecordNotFoundError, 404),
-    (InvalidInputError, 400),
-    (ConfigError, 400),
-    (HomeInUseError, 409),
-    (TianmaError, 500),
-)
-"""Error class → HTTP status, first match wins (the body names the class either way)."""
-
 
 def is_local_peer(peer: str | None, own: str | None) -> bool:
     """Whether a connection comes from this machine: a loopback peer, or a peer whose address is
@@ -57,11 +48,6 @@ def is_local_peer(peer: str | None, own: str | None) -> bool:
     if not peer:
         return False
     return is_loopback(peer) or (own is not None and peer == own)
-
-
-def status_of(exc: TianmaError) -> int:
-    """The HTTP status for an operation's error (:data:`STATUS`)."""
-    return next(status for cls, status in STATUS if isinstance(exc, cls))
 
 
 class AdminApi:
@@ -103,9 +89,9 @@ class AdminApi:
                                 status_code=404)  # fmt: skip
         try:
             body = await json_body(request)
-        except BadRequest as exc:
+        except BadRequestError as exc:  # the CLI reads this shape (its error's class and message)
             return JSONResponse(
-                {"error": {"type": "InvalidInputError", "message": str(exc)}}, status_code=400
+                {"error": {"type": "InvalidInputError", "message": str(exc)}}, status_code=exc.status
             )
         home = ServedHome(context_of(request).runtime)
 

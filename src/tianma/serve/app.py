@@ -18,6 +18,7 @@ from tianma.serve.admin_api import AdminApi
 from tianma.serve.auth import Authenticator
 from tianma.serve.context import ServeContext
 from tianma.serve.dialogues import DialogueTracker
+from tianma.serve.error_handlers import exception_handlers
 from tianma.serve.origin_guard import OriginGuard
 from tianma.serve.turns import TurnRunner
 from tianma.serve.ui import ui_routes
@@ -91,6 +92,7 @@ def create_app(runtime: Runtime, *, host: str | None = None, scheduler: bool | N
             *ollama_api.routes(),
         ],
         lifespan=lifespan,
+        exception_handlers=dict(exception_handlers()),  # every error as JSON in its API's shape
     )
     app.state.tianma = ctx
     return app

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from starlette.requests import HTTPConnection
 
-from tianma.errors import ConfigError
+from tianma.errors import ConfigError, UnauthorizedError
 from tianma.settings import ServeSettings
 
 KEY_COOKIE = "tianma_key"
@@ -23,10 +23,6 @@ class Principal:
     """Whose memory chat turns use and whose data the UI shows by default."""
     admin: bool
     """True for an admin key, and for the single user of a keyless loopback server."""
-
-
-class Unauthorized(Exception):
-    """No key or an unknown one, while keys are required."""
 
 
 def is_loopback(host: str) -> bool:
@@ -72,7 +68,7 @@ class Authenticator:
         """Who holds ``key``.
 
         Raises:
-            Unauthorized: keys are required and ``key`` is missing or unknown.
+            UnauthorizedError: keys are required and ``key`` is missing or unknown.
         """
         if self.open:
             return Principal(self.default_user, admin=True)
@@ -83,7 +79,7 @@ class Authenticator:
             for known, user_id in self._users.items():
                 if hmac.compare_digest(known.encode(), key.encode()):
                     return Principal(user_id, admin=False)
-        raise Unauthorized("missing API key" if not key else "unknown API key")
+        raise UnauthorizedError("missing API key" if not key else "unknown API key", code="invalid_api_key")
 
     def authenticate(self, conn: HTTPConnection) -> Principal:
         """The principal of a request (see :meth:`principal`)."""

@@ -2,48 +2,52 @@
 
 from __future__ import annotations
 
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from tianma.errors import InvalidInputError, RecordNotFoundError
-from tianma.serve.auth import Unauthorized
+from tianma.errors import RecordNotFoundError, TurnNotFoundError
+from tianma.serve.bodies import check_chars, validated
 from tianma.serve.context import context_of
-from tianma.serve.http import BadRequest, authenticate, json_body
+from tianma.serve.http import authenticate, json_body
+
+MAX_EVENT_ID = 200
+
+
+class FeedbackBody(BaseModel):
+    """The request body (other fields are ignored)."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    event_id: str = Field(min_length=1, max_length=MAX_EVENT_ID)
+    kind: str = Field(min_length=1, max_length=40)
+    text: str | None = None
 
 
 async def give_feedback(request: Request) -> Response:
     """Body: ``{"event_id": …, "kind": "like" | "dislike" | "correction", "text": …}``.
 
-    The event must be one of the caller's turns (an admin may judge any).
+    The event must be one of the caller's turns (an admin may judge any). Errors are answered
+    as ``{"error": …}`` (:mod:`tianma.serve.error_handlers`).
     """
     rt = context_of(request).runtime
-    try:
-        principal = authenticate(request)
-        body = await json_body(request)
-    except Unauthorized as exc:
-        return JSONResponse({"error": f"unauthorized: {exc}"}, status_code=401)
-    except BadRequest as exc:
-        return JSONResponse({"error": str(exc)}, status_code=400)
-    event_id, kind, text = body.get("event_id"), body.get("kind"), body.get("text")
-    if not isinstance(event_id, str) or not isinstance(kind, str) or not isinstance(text, str | None):
-        return JSONResponse({"error": "event_id and kind are required strings; text is optional"},
-                            status_code=400)  # fmt: skip
+    principal = authenticate(request)
+    body = validated(FeedbackBody, await json_body(request))
+    check_chars(body.text, "text", rt.settings.serve.max_message_chars, "serve.max_message_chars")
 
     def record() -> str:
-        owner = rt.memory.store.get(event_id).user_id
+        owner = rt.memory.store.get(body.event_id).user_id
         if owner != principal.user_id and not principal.admin:
-            raise RecordNotFoundError(event_id)
-        return rt.feedback(event_id, kind, text)
+            raise RecordNotFoundError(body.event_id)
+        return rt.feedback(body.event_id, body.kind, body.text)
 
     try:
         signal_id = await run_in_threadpool(record)
-    except RecordNotFoundError:
-        return JSONResponse({"error": f"no turn with event id {event_id}"}, status_code=404)
-    except InvalidInputError as exc:
-        return JSONResponse({"error": str(exc)}, status_code=400)
-    return JSONResponse({"signal_id": signal_id, "event_id": event_id, "kind": kind})
+    except RecordNotFoundError as exc:
+        raise TurnNotFoundError(f"no turn with event id {body.event_id}", param="event_id") from exc
+    return JSONResponse({"signal_id": signal_id, "event_id": body.event_id, "kind": body.kind})
 
 
 def routes() -> list[BaseRoute]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -13,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from tianma.serve.auth import Principal
+from tianma.serve.bodies import parse_object, read_body
 from tianma.serve.context import context_of
 from tianma.serve.upstream import UNREACHABLE_STATUS, unreachable_hint
 
@@ -24,13 +24,9 @@ _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length"
 _NOT_FORWARDED = _HOP_BY_HOP | {"accept-encoding", "origin", "referer"}
 """Not sent to Ollama: the client's encodings (the answer is decoded here and sent on plain)."""
 _NOT_RETURNED = _HOP_BY_HOP | {"date", "server"}
+"""Not copied from Ollama's answer: this server writes its own ``date`` and ``server``."""
 MAX_CAPTURE = 1 << 21
 """Bytes of a passed-through answer kept for ``on_answer`` (2 MiB)."""
-"""Not copied from Ollama's answer: this server writes its own ``date`` and ``server``."""
-
-
-class BadRequest(Exception):
-    """The request body is not what the endpoint takes."""
 
 
 def now_go() -> str:
@@ -39,25 +35,23 @@ def now_go() -> str:
 
 
 async def json_body(request: Request) -> dict[str, Any]:
-    """The request's JSON object.
+    """The request's JSON object, read within ``serve.max_body_bytes`` and checked
+    (:mod:`tianma.serve.bodies`).
 
     Raises:
-        BadRequest: empty, not JSON, or not an object.
+        RequestTooLargeError: more than ``serve.max_body_bytes``.
+        BadRequestError: empty, not UTF-8 or JSON, not an object, too deep, a lone surrogate.
     """
-    raw = await request.body()
-    if not raw.strip():
-        raise BadRequest("missing request body")
-    try:
-        body = json.loads(raw)
-    except ValueError as exc:
-        raise BadRequest(f"invalid JSON: {exc}") from exc
-    if not isinstance(body, dict):
-        raise BadRequest("the request body must be a JSON object")
-    return body
+    limit = context_of(request).runtime.settings.serve.max_body_bytes
+    return parse_object(await read_body(request, limit))
 
 
 def authenticate(request: Request) -> Principal:
-    """The caller, or :class:`Unauthorized`."""
+    """The caller.
+
+    Raises:
+        UnauthorizedError: keys are required and the request has none, or an unknown one.
+    """
     return context_of(request).auth.authenticate(request)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -10,25 +11,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from tianma.serve.auth import Unauthorized
+from tianma.serve.bodies import validated
 from tianma.serve.context import context_of
 from tianma.serve.continuations import continuing
-from tianma.serve.http import BadRequest, authenticate, json_body, now_go, pass_through, turn_headers
-from tianma.serve.openwebui import BadUserToken
-from tianma.serve.turns import (
-    FORWARDED,
-    Busy,
-    ChatRequest,
-    ClientGone,
-    Item,
-    TurnDone,
-    chat_request,
-    first_item,
-)
+from tianma.serve.error_handlers import stream_error
+from tianma.serve.http import authenticate, json_body, now_go, pass_through, turn_headers
+from tianma.serve.schemas import OllamaChat, check_model, check_turn_size
+from tianma.serve.turns import FORWARDED, ChatRequest, Item, TurnDone, chat_request, first_item
 
-
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
+logger = logging.getLogger("tianma.serve")
 
 
 async def root(request: Request) -> Response:
@@ -38,44 +29,30 @@ async def root(request: Request) -> Response:
 
 async def api(request: Request) -> Response:
     """Any ``/api/*`` endpoint but chat: Ollama answers it."""
-    try:
-        authenticate(request)
-    except Unauthorized as exc:
-        return _error(401, f"unauthorized: {exc}")
+    authenticate(request)
     return await pass_through(request, request.url.path)
 
 
 async def chat(request: Request) -> Response:
-    """``POST /api/chat``: a tianma turn (streaming NDJSON by default, or one JSON object)."""
+    """``POST /api/chat``: a tianma turn (streaming NDJSON by default, or one JSON object).
+
+    Errors (a bad body, no key, a full wait line …) are raised and answered in Ollama's shape
+    by :mod:`tianma.serve.error_handlers`; the body is checked whole before the turn starts.
+    """
     ctx = context_of(request)
-    try:
-        principal = authenticate(request)
-        body = await json_body(request)
-    except Unauthorized as exc:
-        return _error(401, f"unauthorized: {exc}")
-    except BadRequest as exc:
-        return _error(400, str(exc))
-    model = str(body.get("model") or "")
+    serve = ctx.runtime.settings.serve
+    principal = authenticate(request)
+    body = await json_body(request)
+    parsed = validated(OllamaChat, body)
+    check_model(parsed.model)
     messages = body.get("messages") or []
-    if not model:
-        return _error(400, "model is required")
-    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
-        return _error(400, "messages must be a list of objects")
-    try:
-        req = chat_request(principal, model, messages, body, dict(request.headers), ctx.dialogues,
-                           ctx.runtime.settings.serve, {k: body[k] for k in FORWARDED if k in body},
-                           body.get("stream") is not False)  # fmt: skip
-    except BadUserToken as exc:
-        return _error(401, f"unauthorized: {exc}")
-    if not req.is_turn(ctx.runtime.settings.serve.task_prefixes):  # a model load, a tool round, “continue”
+    req = chat_request(principal, parsed.model, messages, body, dict(request.headers), ctx.dialogues, serve,
+                       {k: body[k] for k in FORWARDED if k in body}, parsed.stream is not False)  # fmt: skip
+    if not req.is_turn(serve.task_prefixes):  # a model load, a tool round, “continue”
         return await pass_through(request, "/api/chat", json.dumps(body).encode(), continuing(ctx, req))
+    check_turn_size(req, serve)
     items = ctx.turns.run(req)
-    try:
-        first = await first_item(request, items)
-    except ClientGone:
-        return Response(status_code=499)  # nobody reads it: the client closed the connection
-    except Busy as exc:
-        return _error(503, str(exc))
+    first = await first_item(request, items)
     headers = turn_headers(req.event_id, req.dialogue_id)
     if isinstance(first, TurnDone):
         if first.error is not None:
@@ -86,16 +63,20 @@ async def chat(request: Request) -> Response:
 
 
 async def _ndjson(req: ChatRequest, first: Item, rest: AsyncIterator[Item]) -> AsyncIterator[bytes]:
-    async for item in _chain(first, rest):
-        if isinstance(item, str):
-            yield _line(_chunk(req, item))
-            continue
-        if item.error is not None:  # mid-stream, as Ollama reports it
-            yield _line({"error": item.error.error})
-            return
-        if item.tail:
-            yield _line(_chunk(req, item.tail))
-        yield _line(_final(req, item, ""))
+    try:
+        async for item in _chain(first, rest):
+            if isinstance(item, str):
+                yield _line(_chunk(req, item))
+                continue
+            if item.error is not None:  # mid-stream, as Ollama reports it
+                yield _line({"error": item.error.error})
+                return
+            if item.tail:
+                yield _line(_chunk(req, item.tail))
+            yield _line(_final(req, item, ""))
+    except Exception as exc:  # the turn failed after its first piece: end the stream the way Ollama does
+        logger.exception("turn %s failed mid-stream", req.event_id)
+        yield stream_error("ollama", exc)
 
 
 async def _chain(first: Item, rest: AsyncIterator[Item]) -> AsyncIterator[Item]:

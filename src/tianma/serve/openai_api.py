@@ -9,6 +9,7 @@ Ollama's own OpenAI layer unchanged.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -17,13 +18,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from tianma.serve.auth import Unauthorized
+from tianma.serve.bodies import validated
 from tianma.serve.context import context_of
 from tianma.serve.continuations import continuing
-from tianma.serve.http import BadRequest, authenticate, json_body, pass_through, turn_headers
-from tianma.serve.openwebui import BadUserToken
-from tianma.serve.turns import Busy, ChatRequest, ClientGone, Item, TurnDone, chat_request, first_item
+from tianma.serve.error_handlers import error_body, stream_error
+from tianma.serve.http import authenticate, json_body, pass_through, turn_headers
+from tianma.serve.schemas import OpenAIChat, check_model, check_turn_size
+from tianma.serve.turns import ChatRequest, Item, TurnDone, chat_request, first_item
 
+logger = logging.getLogger("tianma.serve")
 _OPTIONS = {"temperature": "temperature", "top_p": "top_p", "seed": "seed", "stop": "stop",
             "frequency_penalty": "frequency_penalty", "presence_penalty": "presence_penalty",
             "max_tokens": "num_predict", "max_completion_tokens": "num_predict"}  # fmt: skip
@@ -31,9 +34,7 @@ _OPTIONS = {"temperature": "temperature", "top_p": "top_p", "seed": "seed", "sto
 
 def error(status: int, message: str, code: str | None = None) -> JSONResponse:
     """OpenAI's error body."""
-    kind = "invalid_request_error" if 400 <= status < 500 else "api_error"
-    return JSONResponse({"error": {"message": message, "type": kind, "param": None, "code": code}},
-                        status_code=status)  # fmt: skip
+    return JSONResponse(error_body("openai", status, message, code=code), status_code=status)
 
 
 def _text_and_images(content: Any) -> tuple[str, list[str]]:
@@ -46,7 +47,8 @@ def _text_and_images(content: Any) -> tuple[str, list[str]]:
         if part.get("type") == "text":
             texts.append(str(part.get("text") or ""))
         elif part.get("type") == "image_url":
-            url = str((part.get("image_url") or {}).get("url") or "")
+            image = part.get("image_url")
+            url = image if isinstance(image, str) else str((image or {}).get("url") or "")
             images.append(url.split(",", 1)[1] if url.startswith("data:") and "," in url else url)
     return "\n".join(texts), images
 
@@ -100,10 +102,7 @@ def to_ollama_extra(body: dict[str, Any]) -> dict[str, Any]:
 async def models(request: Request) -> Response:
     """``GET /v1/models`` from Ollama's installed models."""
     ctx = context_of(request)
-    try:
-        authenticate(request)
-    except Unauthorized as exc:
-        return error(401, f"unauthorized: {exc}", "invalid_api_key")
+    authenticate(request)
     try:
         answer = await ctx.upstream.aio.get("/api/tags")
         answer.raise_for_status()
@@ -118,43 +117,30 @@ async def models(request: Request) -> Response:
 
 async def other(request: Request) -> Response:
     """Embeddings, completions …: Ollama's OpenAI layer answers."""
-    try:
-        authenticate(request)
-    except Unauthorized as exc:
-        return error(401, f"unauthorized: {exc}", "invalid_api_key")
+    authenticate(request)
     return await pass_through(request, request.url.path)
 
 
 async def chat_completions(request: Request) -> Response:
-    """``POST /v1/chat/completions``: a tianma turn (SSE when ``stream`` is true)."""
+    """``POST /v1/chat/completions``: a tianma turn (SSE when ``stream`` is true).
+
+    Errors (a bad body, no key, a full wait line …) are raised and answered in OpenAI's shape
+    by :mod:`tianma.serve.error_handlers`; the body is checked whole before the turn starts.
+    """
     ctx = context_of(request)
-    try:
-        principal = authenticate(request)
-        body = await json_body(request)
-    except Unauthorized as exc:
-        return error(401, f"unauthorized: {exc}", "invalid_api_key")
-    except BadRequest as exc:
-        return error(400, str(exc))
-    model, raw = body.get("model"), body.get("messages")
-    if not isinstance(model, str) or not model:
-        return error(400, "model is required")
-    if not isinstance(raw, list) or not raw or not all(isinstance(m, dict) for m in raw):
-        return error(400, "messages must be a non-empty list of objects")
-    messages = to_ollama_messages(raw)
-    try:
-        req = chat_request(principal, model, messages, body, dict(request.headers), ctx.dialogues,
-                           ctx.runtime.settings.serve, to_ollama_extra(body), bool(body.get("stream")))
-    except BadUserToken as exc:
-        return error(401, f"unauthorized: {exc}", "invalid_api_key")
-    if not req.is_turn(ctx.runtime.settings.serve.task_prefixes):  # a tool round, “continue”: Ollama's OpenAI layer answers
+    serve = ctx.runtime.settings.serve
+    principal = authenticate(request)
+    body = await json_body(request)
+    parsed = validated(OpenAIChat, body)
+    check_model(parsed.model)
+    messages = to_ollama_messages(body["messages"])
+    req = chat_request(principal, parsed.model, messages, body, dict(request.headers), ctx.dialogues, serve,
+                       to_ollama_extra(body), bool(parsed.stream))  # fmt: skip
+    if not req.is_turn(serve.task_prefixes):  # a tool round, “continue”: Ollama's OpenAI layer answers
         return await pass_through(request, "/v1/chat/completions", json.dumps(body).encode(), continuing(ctx, req))
+    check_turn_size(req, serve)
     items = ctx.turns.run(req)
-    try:
-        first = await first_item(request, items)
-    except ClientGone:
-        return Response(status_code=499)  # nobody reads it: the client closed the connection
-    except Busy as exc:
-        return error(503, str(exc))
+    first = await first_item(request, items)
     headers = turn_headers(req.event_id, req.dialogue_id)
     completion = f"chatcmpl-{req.event_id[:8]}"
     if isinstance(first, TurnDone):
@@ -162,7 +148,7 @@ async def chat_completions(request: Request) -> Response:
             return error(first.error.status, first.error.error + (f" ({first.error.hint})" if first.error.hint else ""))
         if not req.stream:
             return JSONResponse(_completion(completion, req, first), headers=headers)
-    include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+    include_usage = bool(parsed.stream_options and parsed.stream_options.include_usage)
     return StreamingResponse(_sse(completion, req, first, items, include_usage),
                              media_type="text/event-stream", headers=headers)  # fmt: skip
 
@@ -212,33 +198,44 @@ def _chunk(cid: str, req: ChatRequest, delta: dict[str, Any], finish: str | None
 
 async def _sse(cid: str, req: ChatRequest, first: Item, rest: AsyncIterator[Item],
                include_usage: bool) -> AsyncIterator[bytes]:  # fmt: skip
-    def event(payload: dict[str, Any] | str) -> bytes:
-        data = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
-        return f"data: {data}\n\n".encode()
+    try:
+        async for piece in _events(cid, req, first, rest, include_usage):
+            yield piece
+    except Exception as exc:  # the turn failed after its first piece: end the stream with OpenAI's error event
+        logger.exception("turn %s failed mid-stream", req.event_id)
+        yield stream_error("openai", exc)
 
-    yield event(_chunk(cid, req, {"role": "assistant", "content": ""}, None))
+
+def _event(payload: dict[str, Any] | str) -> bytes:
+    data = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
+    return f"data: {data}\n\n".encode()
+
+
+async def _events(cid: str, req: ChatRequest, first: Item, rest: AsyncIterator[Item],
+                  include_usage: bool) -> AsyncIterator[bytes]:  # fmt: skip
+    yield _event(_chunk(cid, req, {"role": "assistant", "content": ""}, None))
     pending: list[Item] = [first]
     while pending:
         item = pending.pop()
         if isinstance(item, str):
-            yield event(_chunk(cid, req, {"content": item}, None))
+            yield _event(_chunk(cid, req, {"content": item}, None))
             nxt = await anext(rest, None)
             if nxt is not None:
                 pending.append(nxt)
             continue
         if item.error is not None:
-            yield event({"error": {"message": item.error.error, "type": "api_error", "param": None, "code": None}})
+            yield _event({"error": {"message": item.error.error, "type": "api_error", "param": None, "code": None}})
             return
         if item.tail:
-            yield event(_chunk(cid, req, {"content": item.tail}, None))
+            yield _event(_chunk(cid, req, {"content": item.tail}, None))
         if item.upstream.tool_calls:
-            yield event(_chunk(cid, req, {"tool_calls": _tool_calls(item)}, None))
+            yield _event(_chunk(cid, req, {"tool_calls": _tool_calls(item)}, None))
         final = _chunk(cid, req, {}, _finish_reason(item))
         final["tianma"] = _tianma(item)
-        yield event(final)
+        yield _event(final)
         if include_usage:
-            yield event({**_chunk(cid, req, {}, None), "choices": [], "usage": _usage(item)})
-        yield event("[DONE]")
+            yield _event({**_chunk(cid, req, {}, None), "choices": [], "usage": _usage(item)})
+        yield _event("[DONE]")
 
 
 def routes() -> list[BaseRoute]:

@@ -29,6 +29,7 @@ from typing import Any
 
 import jwt
 
+from tianma.errors import BadUserTokenError
 from tianma.serve.auth import Principal
 from tianma.settings import ServeSettings
 
@@ -113,16 +114,12 @@ def forwarded_user(headers: Mapping[str, str], trusted: bool) -> str | None:
     return value if trusted and _USER_ID.fullmatch(value) else None
 
 
-class BadUserToken(Exception):
-    """A signed user header that does not verify (wrong secret, expired, malformed)."""
-
-
 def signed_user(headers: Mapping[str, str], secret: str) -> str | None:
     """The Open WebUI user a signed ``X-OpenWebUI-User-Jwt`` names (its ``sub``), or None when the
     request carries none.
 
     Raises:
-        BadUserToken: the token is not HS256 with ``secret``, is expired, or names no usable user.
+        BadUserTokenError: the token is not HS256 with ``secret``, is expired, or names no usable user.
     """
     token = headers.get(JWT_HEADER, "").strip()
     if not token:
@@ -131,10 +128,10 @@ def signed_user(headers: Mapping[str, str], secret: str) -> str | None:
         claims = jwt.decode(token, secret, algorithms=["HS256"], issuer=JWT_ISSUER,
                             options={"require": ["sub", "exp", "iss"]})  # fmt: skip
     except jwt.PyJWTError as exc:
-        raise BadUserToken(f"X-OpenWebUI-User-Jwt does not verify: {exc}") from exc
+        raise BadUserTokenError(f"X-OpenWebUI-User-Jwt does not verify: {exc}") from exc
     user = str(claims.get("sub") or "")
     if not _USER_ID.fullmatch(user):
-        raise BadUserToken("X-OpenWebUI-User-Jwt names no usable user id")
+        raise BadUserTokenError("X-OpenWebUI-User-Jwt names no usable user id")
     return user
 
 
@@ -143,7 +140,7 @@ def request_user(principal: Principal, headers: Mapping[str, str], serve: ServeS
     else the forwarded one (trusted, with an admin key or keyless), else the key's user.
 
     Raises:
-        BadUserToken: a signed user header that does not verify.
+        BadUserTokenError: a signed user header that does not verify.
     """
     if serve.openwebui_jwt_secret is not None:  # signed by Open WebUI: verified, whoever's key it is
         return signed_user(headers, serve.openwebui_jwt_secret.get_secret_value()) or principal.user_id

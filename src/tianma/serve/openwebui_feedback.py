@@ -25,14 +25,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from tianma.errors import RecordNotFoundError
+from tianma.errors import BadRequestError, RecordNotFoundError, TurnNotFoundError
 from tianma.guardrails.secrets import storable
 from tianma.memory.external_signals import dialogue_turns, revise_signal, signal_from
 from tianma.memory.records import MemoryRecord
-from tianma.serve.auth import Unauthorized
+from tianma.serve.bodies import check_chars
 from tianma.serve.context import ServeContext, context_of
-from tianma.serve.http import BadRequest, authenticate, json_body
-from tianma.serve.openwebui import BadUserToken, request_user
+from tianma.serve.http import authenticate, json_body
+from tianma.serve.openwebui import request_user
 
 PATH = "/tianma/feedback/openwebui"
 EXTERNAL_PREFIX = "openwebui:"
@@ -77,23 +77,23 @@ def parse_rating(body: dict[str, Any]) -> Rating:
     """The body's rating.
 
     Raises:
-        BadRequest: a field missing or of the wrong type, a rating other than 1 or -1.
+        BadRequestError: a field missing or of the wrong type, a rating other than 1 or -1.
     """
     ids = {}
     for name in ("feedback_id", "chat_id", "message_id", "user_id"):
         value = body.get(name)
         if not isinstance(value, str) or not value.strip() or len(value) > MAX_ID:
-            raise BadRequest(f"{name} must be a non-empty string of at most {MAX_ID} characters")
+            raise BadRequestError(f"{name} must be a non-empty string of at most {MAX_ID} characters")
         ids[name] = value.strip()
     rating = body.get("rating")
     if isinstance(rating, bool) or rating not in (1, -1):
-        raise BadRequest("rating must be 1 (👍) or -1 (👎)")
+        raise BadRequestError("rating must be 1 (👍) or -1 (👎)")
     texts = {name: body.get(name) for name in ("reply", "user_text")}
     if not all(isinstance(v, str) for v in texts.values()) or not str(texts["user_text"]).strip():
-        raise BadRequest("reply and user_text must be strings (user_text not empty)")
+        raise BadRequestError("reply and user_text must be strings (user_text not empty)")
     notes = {name: body.get(name) for name in ("reason", "comment")}
     if not all(v is None or isinstance(v, str) for v in notes.values()):
-        raise BadRequest("reason and comment must be strings or null")
+        raise BadRequestError("reason and comment must be strings or null")
     return Rating(ids["feedback_id"], ids["user_id"], ids["chat_id"], ids["message_id"], int(rating),
                   notes["reason"] or None, notes["comment"] or None, str(texts["reply"]),
                   str(texts["user_text"]))  # fmt: skip
@@ -117,10 +117,6 @@ def match_turn(turns: list[MemoryRecord], reply: str, user_text: str, pii_redact
     return None if same_message is None else (same_message, "message")
 
 
-class NoTurn(Exception):
-    """No turn of the chat's dialogue matches the rating."""
-
-
 class OpenWebUIFeedback:
     """The endpoint; one lock makes a report's look-up and write one step (reports of one
     rating arrive moments apart)."""
@@ -129,22 +125,13 @@ class OpenWebUIFeedback:
         self._lock = threading.Lock()
 
     async def handle(self, request: Request) -> Response:
+        """Errors (no key, a bad body, no such turn) are raised and answered as ``{"error": …}``."""
         ctx = context_of(request)
-        try:
-            principal = authenticate(request)
-            user_id = request_user(principal, dict(request.headers), ctx.runtime.settings.serve)
-            rating = parse_rating(await json_body(request))
-        except (Unauthorized, BadUserToken) as exc:
-            return JSONResponse({"error": f"unauthorized: {exc}"}, status_code=401)
-        except BadRequest as exc:
-            return JSONResponse({"error": str(exc)}, status_code=400)
-        try:
-            answer = await run_in_threadpool(self._record, ctx, user_id, rating)
-        except NoTurn:
-            return JSONResponse({"error": f"no turn of Open WebUI chat {rating.chat_id} has this reply or message "
-                                          "(is ENABLE_FORWARD_USER_INFO_HEADERS=true in Open WebUI?)"},
-                                status_code=404)  # fmt: skip
-        return JSONResponse(answer)
+        principal = authenticate(request)
+        user_id = request_user(principal, dict(request.headers), ctx.runtime.settings.serve)
+        rating = parse_rating(await json_body(request))
+        check_chars(rating.comment, "comment", ctx.runtime.settings.serve.max_message_chars, "serve.max_message_chars")
+        return JSONResponse(await run_in_threadpool(self._record, ctx, user_id, rating))
 
     def _record(self, ctx: ServeContext, user_id: str, rating: Rating) -> dict[str, Any]:
         rt, store = ctx.runtime, ctx.runtime.memory.store
@@ -156,15 +143,20 @@ class OpenWebUIFeedback:
             turns = dialogue_turns(store, user_id, ctx.dialogues.resolve(user_id, (), rating.chat_id))
             found = match_turn(turns, rating.reply, rating.user_text, rt.settings.guardrails.pii_redaction)
             if found is None:
-                raise NoTurn(rating.chat_id)
+                raise _no_turn(rating.chat_id)
             event, matched = found
             kind = rating.kind
             try:
                 signal_id = rt.feedback(event.id, kind, rating.comment, detail=rating.detail(kind),
                                         external_id=external_id, data={"openwebui": rating.about()})  # fmt: skip
             except RecordNotFoundError as exc:  # forgotten in between
-                raise NoTurn(rating.chat_id) from exc
+                raise _no_turn(rating.chat_id) from exc
         return {"status": "recorded", "signal_id": signal_id, "event_id": event.id, "kind": kind, "matched": matched}
+
+
+def _no_turn(chat_id: str) -> TurnNotFoundError:
+    return TurnNotFoundError(f"no turn of Open WebUI chat {chat_id} has this reply or message "
+                             "(is ENABLE_FORWARD_USER_INFO_HEADERS=true in Open WebUI?)")  # fmt: skip
 
 
 def _again(ctx: ServeContext, signal: MemoryRecord, rating: Rating) -> dict[str, Any]:

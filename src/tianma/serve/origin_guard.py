@@ -24,6 +24,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tianma.serve.auth import is_loopback
+from tianma.serve.error_handlers import api_of, error_body
 
 API_PREFIXES = ("/api/", "/v1/", "/tianma/")
 
@@ -52,7 +53,8 @@ class OriginGuard:
         problem = self._problem(scope, headers)
         if problem is not None:
             status, message = problem
-            return await JSONResponse({"error": message}, status_code=status)(scope, receive, send)
+            body = error_body(api_of(str(scope.get("path", ""))), status, message)  # the API's own error shape
+            return await JSONResponse(body, status_code=status)(scope, receive, send)
         return await self.app(scope, receive, send)
 
     def _problem(self, scope: Scope, headers: dict[str, str]) -> tuple[int, str] | None:

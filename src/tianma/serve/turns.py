@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 
-from tianma.errors import ChatModelUnavailableError, InvalidInputError
+from tianma.errors import ChatModelUnavailableError, ClientGoneError, InvalidInputError, ServerBusyError
 from tianma.guardrails.stream_gate import tail_after
 from tianma.memory.sql_store import new_id
 from tianma.serve import openwebui
@@ -37,14 +37,6 @@ FORWARDED = ("options", "format", "tools", "keep_alive", "think")
 """Fields of a client's chat request sent on to Ollama unchanged."""
 
 
-class Busy(Exception):
-    """Every turn slot is taken and the queue is full."""
-
-
-class ClientGone(Exception):
-    """The client went away before the turn's first piece (its turn was stopped)."""
-
-
 DISCONNECT_POLL_S = 0.25
 """How often a request still waiting for its turn's first piece checks that its client is there."""
 
@@ -54,8 +46,8 @@ async def first_item(request: Request, items: AsyncIterator[Item]) -> Item:
     user pressed stop while the model was still reading the prompt) stops the turn at once.
 
     Raises:
-        Busy: the wait line is full.
-        ClientGone: the client disconnected first.
+        ServerBusyError: the wait line is full.
+        ClientGoneError: the client disconnected first.
     """
     task = asyncio.ensure_future(anext(items))
     while True:
@@ -70,7 +62,7 @@ async def first_item(request: Request, items: AsyncIterator[Item]) -> Item:
             task.cancel()  # the turn's generator closes: its model call is cancelled, the turn records
             with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
                 await task
-            raise ClientGone
+            raise ClientGoneError("the client went away before the reply began")
 
 
 @dataclass(frozen=True)
@@ -124,7 +116,7 @@ def chat_request(
     without its own memory block.
 
     Raises:
-        BadUserToken: a signed Open WebUI user header that does not verify.
+        BadUserTokenError: a signed Open WebUI user header that does not verify.
     """
     user_id = openwebui.request_user(principal, headers, serve)
     messages = openwebui.without_memory_context(messages)
@@ -184,11 +176,11 @@ class TurnRunner:
         """Released reply pieces (streaming requests only), then one :class:`TurnDone`.
 
         Raises:
-            Busy: the wait line is full.
+            ServerBusyError: the wait line is full.
         """
         with self._lock:
             if self._pending >= self._limit:
-                raise Busy(BUSY_ERROR)
+                raise ServerBusyError(BUSY_ERROR)
             self._pending += 1
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[Item | BaseException] = asyncio.Queue()

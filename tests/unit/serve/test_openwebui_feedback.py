@@ -10,8 +10,8 @@ import httpx
 import pytest
 
 from tests.unit.serve.conftest import MODEL, Served, ServeFactory
+from tianma.errors import BadRequestError
 from tianma.memory.records import MemoryRecord
-from tianma.serve.http import BadRequest
 from tianma.serve.openwebui_feedback import parse_rating
 
 PATH = "/tianma/feedback/openwebui"
@@ -100,7 +100,7 @@ def test_no_matching_turn_is_404_and_records_nothing(serve: ServeFactory) -> Non
     ids=lambda change: ",".join(f"{k}={str(v)[:8]}" for k, v in change.items()),
 )
 def test_a_field_of_the_wrong_type_is_refused(change: dict[str, Any]) -> None:
-    with pytest.raises(BadRequest):
+    with pytest.raises(BadRequestError):
         parse_rating({**_rating("你说：讲个笑话", "讲个笑话"), **change})
 
 

@@ -10,7 +10,8 @@ import jwt
 import pytest
 
 from tests.unit.serve.conftest import MODEL, ServeFactory
-from tianma.serve.openwebui import BadUserToken, signed_user
+from tianma.errors import BadUserTokenError
+from tianma.serve.openwebui import signed_user
 
 SECRET = "shared-with-open-webui-0123456789"
 
@@ -41,7 +42,7 @@ def test_a_token_signed_with_the_secret_names_its_user() -> None:
     ids=["wrong-secret", "expired", "issuer", "no-sub", "bad-sub", "alg-none", "garbage"],
 )
 def test_a_token_that_does_not_verify_is_refused(token: str) -> None:
-    with pytest.raises(BadUserToken):
+    with pytest.raises(BadUserTokenError):
         signed_user({"x-openwebui-user-jwt": token}, SECRET)
 
 

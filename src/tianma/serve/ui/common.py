@@ -26,10 +26,10 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
-from tianma.errors import InvalidInputError, RecordNotFoundError
+from tianma.errors import ForbiddenError, InvalidInputError, RecordNotFoundError, UnauthorizedError
 from tianma.memory.records import MemoryRecord
 from tianma.memory.schema import as_aware
-from tianma.serve.auth import Principal, Unauthorized
+from tianma.serve.auth import Principal
 from tianma.serve.context import context_of
 from tianma.settings import describe_zone
 
@@ -52,11 +52,11 @@ DONE: dict[str, str] = {
 """Messages shown after a POST-redirect-GET (only these codes: no text comes from the URL)."""
 
 
-class LoginRequiredError(Exception):
+class LoginRequiredError(UnauthorizedError):
     """Keys are configured and the request carries none (or an unknown one)."""
 
 
-class FormTokenError(Exception):
+class FormTokenError(ForbiddenError):
     """A POST without this server's form token (another site, or a form from before a restart)."""
 
 
@@ -107,7 +107,7 @@ class Ui:
         ctx = context_of(request)
         try:
             principal = ctx.auth.authenticate(request)
-        except Unauthorized as exc:
+        except UnauthorizedError as exc:
             raise LoginRequiredError(str(exc)) from exc
         if not principal.admin:
             return Viewer(principal, principal.user_id, (), ctx.auth.open)
@@ -225,7 +225,7 @@ def ui_route(ui: Ui, path: str, handler: Handler, name: str, methods: Sequence[s
                 async with request.form() as data:
                     form = {k: v for k, v in data.items() if isinstance(v, str)}
                 if not hmac.compare_digest(form.get(TOKEN_FIELD, ""), ui.token(request)):
-                    raise FormTokenError
+                    raise FormTokenError("the form token is missing or stale")
             return await run_in_threadpool(handler, Page(ui, request, viewer, form))
         except LoginRequiredError:
             return RedirectResponse(f"{base}/login", status_code=303)

@@ -6,7 +6,8 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from tianma.serve.auth import KEY_COOKIE, Unauthorized
+from tianma.errors import UnauthorizedError
+from tianma.serve.auth import KEY_COOKIE
 from tianma.serve.context import context_of
 from tianma.serve.ui.common import Page, Ui, ui_route
 
@@ -32,7 +33,7 @@ def routes(ui: Ui) -> list[BaseRoute]:
             key = value.strip() if isinstance(value, str) else ""
             try:
                 auth.principal(key)
-            except Unauthorized:
+            except UnauthorizedError:
                 error = "密钥无效 Unknown key." if key else "请输入密钥 Enter your key."
             else:
                 response = RedirectResponse(f"{base}/", status_code=303)
@@ -45,7 +46,7 @@ def routes(ui: Ui) -> list[BaseRoute]:
             try:
                 auth.authenticate(request)
                 return RedirectResponse(f"{base}/", status_code=303)
-            except Unauthorized:
+            except UnauthorizedError:
                 pass
         return ui.templates.TemplateResponse(
             request, "login.html", {"base": base, "error": error}, status_code=401 if error else 200

@@ -1,0 +1,181 @@
+"""What the chat endpoints take, as pydantic models checked before a turn starts.
+
+Only the fields tianma reads or sends on are typed — strictly, as Ollama (Go) and OpenAI take
+them: a number is not a string, ``true`` is not ``1``. Every model allows extra fields: clients
+send their own (Open WebUI's ``metadata``, OpenAI's ``logprobs``, Ollama's ``truncate``), and the
+request goes to Ollama with them. The handlers keep using the body as sent; these models only
+vouch for its shape.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from tianma.errors import BadRequestError
+from tianma.serve.bodies import check_chars
+from tianma.serve.turns import ChatRequest
+from tianma.settings import ServeSettings
+
+MAX_MODEL_NAME = 256
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="allow", strict=True)
+
+
+class ToolFunction(_Body):
+    name: str
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+
+
+class Tool(_Body):
+    """A tool the model may call (the same shape in both APIs)."""
+
+    type: str = "function"
+    function: ToolFunction
+
+
+class OllamaCalled(_Body):
+    name: str
+    arguments: dict[str, Any] | None = None
+
+
+class OllamaToolCall(_Body):
+    function: OllamaCalled
+
+
+class OllamaMessage(_Body):
+    role: str
+    content: str | None = None
+    images: list[str] | None = None
+    thinking: str | None = None
+    tool_calls: list[OllamaToolCall] | None = None
+    tool_name: str | None = None
+
+
+class OllamaChat(_Body):
+    """``POST /api/chat`` (no messages: Ollama loads the model)."""
+
+    model: str
+    messages: list[OllamaMessage] | None = None
+    stream: bool | None = None
+    format: Literal["", "json"] | dict[str, Any] | None = None
+    options: dict[str, Any] | None = None
+    tools: list[Tool] | None = None
+    keep_alive: str | int | float | None = None
+    think: bool | Literal["high", "medium", "low"] | None = None
+
+
+class ImageUrl(_Body):
+    url: str
+    detail: str | None = None
+
+
+class ContentPart(_Body):
+    """One part of an OpenAI message's content: text, an image, or a kind tianma passes over."""
+
+    type: str
+    text: str | None = None
+    image_url: ImageUrl | str | None = None
+    """OpenAI's ``{"url": ...}``; a bare URL string as some clients send (Ollama takes both)."""
+
+    @model_validator(mode="after")
+    def _has_its_payload(self) -> ContentPart:
+        if self.type == "text" and self.text is None:
+            raise ValueError("a text part needs its text")
+        if self.type == "image_url" and self.image_url is None:
+            raise ValueError("an image_url part needs its image_url")
+        return self
+
+
+class OpenAICalled(_Body):
+    name: str
+    arguments: str | dict[str, Any] | None = None
+
+
+class OpenAIToolCall(_Body):
+    id: str | None = None
+    type: str | None = None
+    function: OpenAICalled
+
+
+class OpenAIMessage(_Body):
+    role: Literal["system", "developer", "user", "assistant", "tool", "function"]
+    content: str | list[ContentPart] | None = None
+    name: str | None = None
+    tool_calls: list[OpenAIToolCall] | None = None
+    tool_call_id: str | None = None
+
+
+class JsonSchema(_Body):
+    name: str | None = None
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+
+
+class ResponseFormat(_Body):
+    type: Literal["text", "json_object", "json_schema"]
+    json_schema: JsonSchema | None = None
+
+
+class StreamOptions(_Body):
+    include_usage: bool | None = None
+
+
+class OpenAIChat(_Body):
+    """``POST /v1/chat/completions``."""
+
+    model: str
+    messages: list[OpenAIMessage] = Field(min_length=1)
+    stream: bool | None = None
+    stream_options: StreamOptions | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    frequency_penalty: float | None = None
+    presence_penalty: float | None = None
+    seed: int | None = None
+    max_tokens: int | None = None
+    max_completion_tokens: int | None = None
+    stop: str | list[str] | None = None
+    response_format: ResponseFormat | None = None
+    tools: list[Tool] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+
+
+def check_model(model: str) -> None:
+    """A model name Ollama could have: not empty, short, no spaces or control characters.
+
+    Raises:
+        BadRequestError: otherwise.
+    """
+    if not model:
+        raise BadRequestError("model is required", param="model")
+    if len(model) > MAX_MODEL_NAME or any(c.isspace() or unicodedata.category(c)[0] == "C" for c in model):
+        shown = model[:40] + ("…" if len(model) > 40 else "")
+        raise BadRequestError(f"invalid model: {shown!r} is not a model name", param="model")
+
+
+def check_turn_size(request: ChatRequest, serve: ServeSettings) -> None:
+    """A turn's message within ``serve.max_message_chars``, all its text within ``serve.max_prompt_chars``.
+
+    Raises:
+        BadRequestError: either is longer.
+    """
+    check_chars(request.text, f"messages[{len(request.messages) - 1}].content", serve.max_message_chars,
+                "serve.max_message_chars")  # fmt: skip
+    total = sum(len(_text(m.get("content"))) for m in request.messages)
+    if total > serve.max_prompt_chars:
+        raise BadRequestError(f"invalid messages: they carry {total} characters of text; a turn takes at most "
+                              f"{serve.max_prompt_chars} (serve.max_prompt_chars)", param="messages",
+                              code="string_above_max_length")  # fmt: skip
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text") or "") for p in content if isinstance(p, dict))
+    return ""
