@@ -107,7 +107,7 @@ def cli(*args: str, home: Path, stdin: str | None = None) -> tuple[int, str]:
 
 
 def test_every_command_goes_through_the_running_server(
-    home: Path, start_server: Callable[[], Server]
+    home: Path, start_server: Callable[[], Server], ollama_standin: OllamaStandin
 ) -> None:
     events = [r for r in _records(home) if r.kind == "event"]
     birthday = next(r for r in events if "生日" in r.content)
@@ -154,7 +154,9 @@ def test_every_command_goes_through_the_running_server(
     assert code == 0, due
     assert all(f"{job} [" in due for job in JOBS) and "failed" not in due
     assert "nothing due" in cli("jobs", "due", home=home)[1]
-    code, doctor = cli("doctor", home=home)
+    ollama = {"TIANMA_OLLAMA__BASE_URL": ollama_standin.base_url, "TIANMA_OLLAMA__MODEL": "qwen2.5:7b"}
+    done = runner.invoke(app, ["doctor", "--home", str(home)], env=ollama)  # doctor exits 3 without Ollama
+    code, doctor = done.exit_code, done.output
     assert code == 0, doctor
     assert "tianma serve" in doctor and server.info.url in doctor
     assert re.search(r"index of me\s*│\s*(\d+) records, \1 vectors, \1 keyword", doctor), doctor

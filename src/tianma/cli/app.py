@@ -9,7 +9,9 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
+from tianma.errors import ConfigError
 from tianma.runtime import Runtime
 from tianma.settings import Settings, load_settings
 
@@ -24,13 +26,31 @@ memory_app = typer.Typer(help="See, show and forget what is remembered.", no_arg
 index_app = typer.Typer(help="The vector and keyword indexes (derived from SQL).", no_args_is_help=True)
 app.add_typer(memory_app, name="memory")
 app.add_typer(index_app, name="index")
-console = Console(highlight=False)
+console = Console(highlight=False, emoji=False)
+"""The CLI's console. No emoji codes: a stored ``:smile:`` is printed as typed, like the rest."""
+
+
+def plain(*values: object) -> tuple[Text, ...]:
+    """Each value as literal text, for table cells and other renderables: user messages, model
+    replies and stored memories may hold ``[/b]``, ``[x]`` or ``list[i]``, which Rich would read as
+    markup (a crash, or text that silently vanishes) if they were passed as strings."""
+    return tuple(Text(str(value)) for value in values)
 
 
 def settings_from(home: Path | None) -> Settings:
-    """Settings from the environment and ``tianma.toml``, with ``--home`` on top."""
+    """Settings from the environment and ``tianma.toml``, with ``--home`` on top.
+
+    Raises:
+        ConfigError: a setting is invalid, or ``<home>/tianma.toml`` cannot be read.
+    """
     overrides: dict[str, Any] = {} if home is None else {"home": home}
-    return load_settings(**overrides)
+    try:
+        return load_settings(**overrides)
+    except OSError as exc:  # the home's folder (or its tianma.toml) this user may not read
+        raise ConfigError(
+            f"cannot read {exc.filename or 'the settings'}: {exc.strerror or exc}; point --home or "
+            "TIANMA_HOME at a folder you can use / 无法读取数据目录"
+        ) from exc
 
 
 @contextmanager

@@ -1,5 +1,6 @@
 """How a CLI command reaches its data home: through the running ``tianma serve`` that holds it,
-or directly — opening only what the command's operations need.
+or directly — opening only what the command's operations need (on a read-only home, only the
+SQL store, read-only, for the commands that only read: :mod:`tianma.cli.home`).
 
 Either way a command's operations return the same data: a direct call is passed through the
 same JSON codec as a call through the server, so the rendering cannot tell them apart.
@@ -12,10 +13,11 @@ from contextlib import contextmanager
 from typing import ParamSpec, Protocol, TypeVar
 
 from tianma.cli.app import open_runtime
+from tianma.cli.home import ReadOnlyHome, home_access, read_only_error
 from tianma.cli.remote import RemoteConnection, find_server
 from tianma.errors import HomeInUseError
 from tianma.operations.homes import DirectHome
-from tianma.operations.operation import Operation
+from tianma.operations.operation import Home, Operation
 from tianma.serve.serve_file import ServeInfo
 from tianma.settings import Settings
 
@@ -35,11 +37,11 @@ class Connection(Protocol):
 
 
 class DirectConnection:
-    """Runs operations in this process over a :class:`DirectHome`."""
+    """Runs operations in this process over a home it opened (:class:`DirectHome`, :class:`ReadOnlyHome`)."""
 
     server: ServeInfo | None = None
 
-    def __init__(self, home: DirectHome) -> None:
+    def __init__(self, home: Home) -> None:
         self.home = home
 
     def call(self, op: Operation[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
@@ -47,13 +49,28 @@ class DirectConnection:
 
 
 @contextmanager
-def connect(settings: Settings) -> Iterator[Connection]:
+def connect(settings: Settings, *, writes: bool = True) -> Iterator[Connection]:
     """The connection of one command: to the live server of ``settings.home`` if there is one,
-    else to the home opened here (SQL first; the runtime only if an operation needs it)."""
+    else to the home opened here (SQL first; the runtime only if an operation needs it).
+
+    Args:
+        settings: the home and everything else.
+        writes: whether the command may write; one that only reads (``writes=False``) also works
+            on a read-only home.
+
+    Raises:
+        ConfigError: the home is a file or cannot be created, or is read-only and ``writes``.
+    """
     server = find_server(settings)
     if server is not None:
         with RemoteConnection(server) as remote:
             yield remote
+        return
+    if home_access(settings) == "read-only":
+        if writes:
+            raise read_only_error(settings)
+        with ReadOnlyHome(settings) as read_only:
+            yield DirectConnection(read_only)
         return
     with DirectHome(settings, open_runtime) as home:
         yield DirectConnection(home)

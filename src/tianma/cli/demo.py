@@ -7,10 +7,12 @@ from pathlib import Path
 
 import typer
 from rich.panel import Panel
+from rich.text import Text
 
 from tianma.cli.app import app, console, open_runtime, settings_from
 from tianma.cli.chat import why_table
 from tianma.cli.connection import require_no_server
+from tianma.cli.home import require_writable
 from tianma.cli.memory import records_table
 from tianma.demo import STORY, create_demo_model
 
@@ -33,6 +35,7 @@ def demo(
         settings = settings_from(home or Path(tmp))
         settings.telemetry.exporter = "none"
         require_no_server(settings, "tianma demo")  # its scripted model needs a runtime of its own
+        require_writable(settings)
         with open_runtime(settings, chat_model=create_demo_model()) as rt:
             current = None
             for step in STORY:
@@ -40,10 +43,10 @@ def demo(
                     if current is not None:
                         rt.end_dialogue(current, at=step.at)
                     current = step.dialogue
-                    console.rule(f"{step.dialogue}  {step.at:%Y-%m-%d}")
+                    console.rule(Text(f"{step.dialogue}  {step.at:%Y-%m-%d}"))
                 turn = rt.chat("demo-user", step.text, dialogue_id=step.dialogue, at=step.at)
-                console.print(f"[bold cyan]user>[/] {step.text}")
-                console.print(f"[bold green]tianma>[/] {turn.reply}")
+                console.print(Text.assemble(("user>", "bold cyan"), " ", step.text))
+                console.print(Text.assemble(("tianma>", "bold green"), " ", turn.reply))
                 if turn.memories or turn.resident:
                     console.print(why_table(turn))
             console.rule("stored / 已存储")

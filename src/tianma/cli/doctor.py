@@ -1,4 +1,10 @@
-"""``tianma doctor``: data home, a running server, store/index consistency, Ollama reachability and model."""
+"""``tianma doctor``: data home, a running server, store/index consistency, Ollama reachability and model.
+
+Its exit status says what a script needs to know: 0 everything is fine; 1 the data home, the
+store or the index needs attention (whatever Ollama's state); 3 memory is fine but Ollama is not
+reachable or the chat model is missing (``tianma chat`` cannot answer; the memory commands and
+``tianma demo`` work).
+"""
 
 from __future__ import annotations
 
@@ -8,10 +14,12 @@ from pathlib import Path
 import httpx
 import typer
 from rich.table import Table
+from rich.text import Text
 
-from tianma.cli.app import HomeOption, app, console, settings_from
+from tianma.cli.app import HomeOption, app, console, plain, settings_from
 from tianma.cli.connection import Connection, connect
-from tianma.errors import BackendUnavailableError
+from tianma.cli.home import Access, ReadOnlyHome, home_access
+from tianma.errors import BackendError, BackendUnavailableError, ConfigError
 from tianma.llm.ollama import http_options
 from tianma.operations import memory as ops
 from tianma.settings import Settings
@@ -23,19 +31,39 @@ class Check:
     ok: bool
     detail: str
     fatal: bool = True
-    """A failed fatal check makes doctor exit non-zero; Ollama checks only warn."""
+    """A failed fatal check (home, store, index) exits 1; a failed Ollama check alone exits 3."""
 
 
-def check_home(settings: Settings) -> Check:
+EXIT_OK, EXIT_MEMORY, EXIT_OLLAMA = 0, 1, 3
+"""doctor's exit statuses (2 stays Click's: a wrong option)."""
+
+
+def check_home(settings: Settings) -> tuple[Check, Access | None]:
+    """Whether the home can be used (a writable folder, or one that can be created), and how."""
     home = settings.home.expanduser()
-    probe = home / ".doctor-probe"
     try:
-        home.mkdir(parents=True, exist_ok=True)
-        probe.write_text("ok", encoding="utf-8")
-        probe.unlink()
-    except OSError as exc:
-        return Check("data home", False, f"{home} is not writable: {exc}")
-    return Check("data home", True, str(home))
+        access = home_access(settings)
+    except ConfigError as exc:
+        return Check("data home", False, str(exc)), None
+    if access == "read-only":
+        detail = (f"{home} is read-only: memory list, review and doctor work; chat, feedback, reflect and "
+                  "serve need write access / 数据目录只读")  # fmt: skip
+        return Check("data home", False, detail), access
+    return Check("data home", True, str(home)), access
+
+
+def check_read_only_store(settings: Settings) -> list[Check]:
+    """On a read-only home: whether the store can be read (the index is not checked: Qdrant's
+    local mode takes a write lock on its folder)."""
+    try:
+        with ReadOnlyHome(settings) as home:
+            users = home.store.users()
+    except (ConfigError, BackendError) as exc:
+        return [Check("memory store", False, str(exc))]
+    return [
+        Check("memory store", True, f"{settings.sql_url} (read-only, {len(users)} user(s))"),
+        Check("index", False, "not checked: the data home is read-only / 只读，未检查索引", fatal=False),
+    ]
 
 
 def check_index(conn: Connection) -> list[Check]:
@@ -72,8 +100,11 @@ def check_ollama(settings: Settings, transport: httpx.BaseTransport | None = Non
 def run_checks(settings: Settings, transport: httpx.BaseTransport | None = None) -> list[Check]:
     """Every check, in order; the store and index checks go through a running server (it holds
     the index), else open the runtime."""
-    checks = [check_home(settings)]
-    if checks[0].ok:
+    home, access = check_home(settings)
+    checks = [home]
+    if access == "read-only":
+        checks.extend(check_read_only_store(settings))
+    elif access == "writable":
         with connect(settings) as conn:
             if conn.server is not None:
                 detail = f"{conn.server.url} (pid {conn.server.pid}); checked through it / 通过服务检查"
@@ -87,17 +118,30 @@ def run_checks(settings: Settings, transport: httpx.BaseTransport | None = None)
     return checks
 
 
+def exit_status(checks: list[Check]) -> int:
+    """0 all passed; 1 a home, store or index check failed; 3 only Ollama or its model did."""
+    if any(not c.ok and c.fatal for c in checks):
+        return EXIT_MEMORY
+    return EXIT_OLLAMA if any(not c.ok for c in checks) else EXIT_OK
+
+
 @app.command()
 def doctor(home: Path | None = HomeOption) -> None:
-    """Check the data home, store/index consistency and Ollama."""
+    """Check the data home, store/index consistency and Ollama.
+
+    Exit status: 0 all is well; 1 the data home, store or index needs attention; 3 only Ollama
+    is down or the chat model is missing (memory commands and `tianma demo` still work).
+    退出码：0 正常；1 数据目录、记忆库或索引有问题；3 仅 Ollama 或模型不可用。
+    """
     settings = settings_from(home)
     checks = run_checks(settings)
     table = Table(title="tianma doctor")
     for col in ("", "check", "detail"):
         table.add_column(col, overflow="fold")
     for c in checks:
-        mark = "[green]✓[/]" if c.ok else ("[red]✗[/]" if c.fatal else "[yellow]![/]")
-        table.add_row(mark, c.name, c.detail)
+        mark = Text("✓", style="green") if c.ok else Text("✗", "red") if c.fatal else Text("!", "yellow")
+        table.add_row(mark, *plain(c.name, c.detail))
     console.print(table)
-    if any(not c.ok and c.fatal for c in checks):
-        raise typer.Exit(1)
+    status = exit_status(checks)
+    if status != EXIT_OK:
+        raise typer.Exit(status)

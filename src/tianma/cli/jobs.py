@@ -15,7 +15,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from tianma.cli.app import HomeOption, app, console, settings_from
+from tianma.cli.app import HomeOption, app, console, plain, settings_from
 from tianma.cli.connection import connect
 from tianma.errors import InvalidInputError
 from tianma.operations import learning as ops
@@ -46,7 +46,7 @@ def list_jobs(home: Path | None = HomeOption) -> None:
     """Each enabled job: period, next slot, last run and its status."""
     settings = settings_from(home)
     zone = settings.zone
-    with connect(settings) as conn:
+    with connect(settings, writes=False) as conn:
         jobs = conn.call(ops.list_jobs)
     table = Table(title=f"{len(jobs)} job(s) / 个定时任务 · {describe_zone(zone)}")
     for col in ("job", "period", "next", "last run", "status", "error"):
@@ -59,7 +59,7 @@ def list_jobs(home: Path | None = HomeOption) -> None:
         else:
             nxt = _short(job.next_slot, zone)
         last = "never / 从未" if job.last_started_at is None else _short(job.last_started_at, zone)
-        table.add_row(job.name, job.period, nxt, last, job.last_status or "", job.last_error or "")
+        table.add_row(*plain(job.name, job.period, nxt, last, job.last_status or "", job.last_error or ""))
     console.print(table)
 
 

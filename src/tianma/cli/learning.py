@@ -6,7 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from tianma.cli.app import (
     AllUsersOption,
@@ -15,6 +17,7 @@ from tianma.cli.app import (
     app,
     console,
     memory_app,
+    plain,
     settings_from,
 )
 from tianma.cli.connection import connect
@@ -32,15 +35,15 @@ app.add_typer(strategies_app, name="strategies")
 def report_table(report: dict[str, Any]) -> Table:
     """What one reflection run did, item by item."""
     table = Table(
-        title=f"run {report['run_id']} — user {report['user_id']}"
+        title=escape(f"run {report['run_id']} — user {report['user_id']}")
         + (" (dry run)" if report["dry_run"] else "")
     )
     for col in ("outcome", "kind", "content", "confidence", "why"):
         table.add_column(col, overflow="fold")
     for item in report["items"]:
         conf = item.get("confidence")
-        table.add_row(item["outcome"], item.get("kind") or "", item.get("content") or "",
-                      "" if conf is None else f"{conf:.2f}", item.get("reason") or "")  # fmt: skip
+        table.add_row(*plain(item["outcome"], item.get("kind") or "", item.get("content") or "",
+                             "" if conf is None else f"{conf:.2f}", item.get("reason") or ""))  # fmt: skip
     return table
 
 
@@ -62,10 +65,14 @@ def reflect(
         llm = report["llm"]
         if llm.get("called") and llm.get("dropped"):
             console.print(
-                f"[yellow]LLM output dropped ({llm.get('error')}); rule-based extraction was used[/]"
+                Text(
+                    f"LLM output dropped ({llm.get('error')}); rule-based extraction was used", style="yellow"
+                )
             )
         elif llm.get("skipped"):
-            console.print(f"LLM not asked: {llm['skipped']} / 未调用大模型（规则已足够或未到调用间隔）")
+            console.print(
+                f"LLM not asked: {llm['skipped']} / 未调用大模型（规则已足够或未到调用间隔）", markup=False
+            )
     if not reports:
         console.print("nothing to reflect on / 没有新的对话")
 
@@ -89,7 +96,8 @@ def maintain(home: Path | None = HomeOption) -> None:
         reports = conn.call(learning_ops.maintain)
     for r in reports:
         console.print(
-            f"{r['user_id']}: {len(r['decayed'])} decayed, {len(r['inactive'])} inactive (run {r['run_id']})"
+            f"{r['user_id']}: {len(r['decayed'])} decayed, {len(r['inactive'])} inactive (run {r['run_id']})",
+            markup=False,
         )
         for ab in r["ab"]:
             console.print(f"  A/B: {ab['reason']}", markup=False)
@@ -105,16 +113,16 @@ def history(
 ) -> None:
     """Every version of a record, with the reason and evidence of each change."""
     settings = settings_from(home)
-    with connect(settings) as conn:
+    with connect(settings, writes=False) as conn:
         record = conn.call(memory_ops.find_record, user or settings.user, record_id)
         versions = conn.call(memory_ops.history, record.id)
-    table = Table(title=f"history of {record.id}")
+    table = Table(title=escape(f"history of {record.id}"))
     for col in ("version", "status", "conf", "content", "changed because", "evidence", "run"):
         table.add_column(col, overflow="fold")
     for v in versions:
-        table.add_row(str(v["version"]) + (" (current)" if v.get("current") else ""), v["status"],
-                      f"{v['confidence']:.2f}", v["content"], v["change_reason"] or "",
-                      ", ".join(e[:8] for e in v["change_evidence"]), (v["run_id"] or "")[:8])  # fmt: skip
+        table.add_row(*plain(str(v["version"]) + (" (current)" if v.get("current") else ""), v["status"],
+                             f"{v['confidence']:.2f}", v["content"], v["change_reason"] or "",
+                             ", ".join(e[:8] for e in v["change_evidence"]), (v["run_id"] or "")[:8]))  # fmt: skip
     console.print(table)
 
 
@@ -123,7 +131,7 @@ def list_strategies(user: str | None = UserOption, home: Path | None = HomeOptio
     """Learnt strategies of a user, with status and confidence."""
     settings = settings_from(home)
     uid = user or settings.user
-    with connect(settings) as conn:
+    with connect(settings, writes=False) as conn:
         records = conn.call(memory_ops.list_memories, uid, kind="strategy")
     console.print(records_table(records, f"{uid}: {len(records)} strategies / 条策略", settings.zone))
 
@@ -134,10 +142,13 @@ def show_strategy(
 ) -> None:
     """One strategy: trigger, action, weight, priority, provenance."""
     settings = settings_from(home)
-    with connect(settings) as conn:
+    with connect(settings, writes=False) as conn:
         r = conn.call(memory_ops.find_record, user or settings.user, record_id)
     console.print(
-        f"[bold]strategy[/bold] {r.id} status={r.status} confidence={r.confidence:.2f} version={r.version}"
+        Text.assemble(
+            ("strategy", "bold"),
+            f" {r.id} status={r.status} confidence={r.confidence:.2f} version={r.version}",
+        )
     )
     console.print(f"  action: {r.content}", markup=False)
     for name in ("trigger", "priority", "weight", "zone", "stats", "rollout", "guard", "support"):

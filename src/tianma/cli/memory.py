@@ -6,11 +6,24 @@ from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
-from tianma.cli.app import HomeOption, UserOption, console, index_app, memory_app, open_runtime, settings_from
+from tianma.cli.app import (
+    HomeOption,
+    UserOption,
+    console,
+    index_app,
+    memory_app,
+    open_runtime,
+    plain,
+    settings_from,
+)
 from tianma.cli.connection import connect, require_no_server
+from tianma.cli.history import forget_history
+from tianma.cli.home import require_writable
 from tianma.errors import InvalidInputError
 from tianma.memory.records import KINDS, STATUSES, MemoryRecord
 from tianma.operations import memory as ops
@@ -23,14 +36,15 @@ def _clip(text: str, width: int = 70) -> str:
 
 
 def records_table(records: list[MemoryRecord], title: str, zone: tzinfo = UTC) -> Table:
-    """A table of records for the terminal, times in ``zone`` (named in the column)."""
-    table = Table(title=title, show_lines=False)
+    """A table of records for the terminal, times in ``zone`` (named in the column); ``title`` and
+    every cell are printed as they are (no Rich markup)."""
+    table = Table(title=escape(title), show_lines=False)
     for col in ("id", "kind", "status", "conf", "hits", f"when ({describe_zone(zone)})", "content"):
         table.add_column(col, overflow="fold" if col == "content" else "ellipsis")
     for r in records:
         when = (r.at or r.created_at).astimezone(zone).strftime("%Y-%m-%d %H:%M")
         table.add_row(
-            r.id[:8], r.kind, r.status, f"{r.confidence:.2f}", str(r.hit_count), when, _clip(r.content)
+            *plain(r.id[:8], r.kind, r.status, f"{r.confidence:.2f}", r.hit_count, when, _clip(r.content))
         )
     return table
 
@@ -49,7 +63,7 @@ def list_memories(
         raise InvalidInputError(f"--status must be one of {', '.join(STATUSES)}")
     settings = settings_from(home)
     uid = user or settings.user
-    with connect(settings) as conn:
+    with connect(settings, writes=False) as conn:
         records = conn.call(ops.list_memories, uid, kind, status)
     console.print(records_table(records, f"{uid}: {len(records)} records / 条记录", settings.zone))
 
@@ -62,9 +76,9 @@ def show_memory(
 ) -> None:
     """Show one record with its provenance."""
     settings = settings_from(home)
-    with connect(settings) as conn:
+    with connect(settings, writes=False) as conn:
         r = conn.call(ops.find_record, user or settings.user, record_id)
-    console.print(f"[bold]{r.kind}[/bold] {r.id}  status={r.status} version={r.version}")
+    console.print(Text.assemble((r.kind, "bold"), f" {r.id}  status={r.status} version={r.version}"))
     console.print(r.content, markup=False)
     rows = {
         "scope": r.scope,
@@ -103,11 +117,12 @@ def forget_memory(
     settings = settings_from(home)
     uid = user or settings.user
     with connect(settings) as conn:
-        target = None if everything else conn.call(ops.find_record, uid, record_id or "").id
-        what = f"everything about {uid}" if target is None else f"record {target}"
+        target = None if everything else conn.call(ops.find_record, uid, record_id or "")
+        what = f"everything about {uid}" if target is None else f"record {target.id}"
         if not yes and not typer.confirm(f"Really delete {what}? / 确定删除？"):
             raise typer.Abort()
-        count = conn.call(ops.forget, uid, target)
+        count = conn.call(ops.forget, uid, None if target is None else target.id)
+    forget_history(settings.home, uid, None if target is None else target.content)  # `tianma chat`'s copy
     console.print(f"deleted {count} record(s) / 已删除 {count} 条")
 
 
@@ -116,6 +131,7 @@ def rebuild_index(home: Path | None = HomeOption) -> None:
     """Recreate the vector and keyword indexes from the SQL store (with no server running)."""
     settings = settings_from(home)
     require_no_server(settings, "tianma index rebuild")
+    require_writable(settings)
     with (
         open_runtime(settings) as rt,
         Progress(

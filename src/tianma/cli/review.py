@@ -6,9 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
-from tianma.cli.app import AllUsersOption, HomeOption, UserOption, app, console, settings_from
+from tianma.cli.app import AllUsersOption, HomeOption, UserOption, app, console, plain, settings_from
 from tianma.cli.connection import connect
 from tianma.cli.learning import strategies_app
 from tianma.operations import memory as ops
@@ -36,14 +37,14 @@ def review(
     """List the pending changes with their zone, why they wait, a before/after preview and evidence."""
     if ctx.invoked_subcommand is not None:
         return
-    with connect(settings_from(home)) as conn:
+    with connect(settings_from(home), writes=False) as conn:
         rows = conn.call(ops.list_reviews, user, None if show_all else "pending")
     table = Table(title=f"{len(rows)} review(s) / 条待审核" if not show_all else f"{len(rows)} review(s)")
     for col in ("id", "user", "status", "kind", "zone", "content", "why", "preview", "evidence"):
         table.add_column(col, overflow="fold")
     for r in rows:
-        table.add_row(r["id"][:8], r["user_id"], r["status"], r["kind"], r["zone"], r["content"], r["reason"],
-                      _preview(r["preview"]), ", ".join(e[:8] for e in r["evidence"]))  # fmt: skip
+        table.add_row(*plain(r["id"][:8], r["user_id"], r["status"], r["kind"], r["zone"], r["content"], r["reason"],
+                             _preview(r["preview"]), ", ".join(e[:8] for e in r["evidence"])))  # fmt: skip
     console.print(table)
 
 
@@ -83,7 +84,7 @@ def rollback(
         record = conn.call(ops.find_record, user or settings.user, record_id)
         done = conn.call(ops.rollback, record.id, to)
     console.print(f"{record.id}: version {done['restored_version']} restored as version {done['version']} "
-                  f"(run {done['run_id']})")  # fmt: skip
+                  f"(run {done['run_id']})", markup=False)  # fmt: skip
 
 
 @strategies_app.command("conflicts")
@@ -92,17 +93,21 @@ def conflicts(user: str | None = UserOption, home: Path | None = HomeOption) -> 
     (both are disabled on every turn they would apply until one is changed)."""
     settings = settings_from(home)
     uid = user or settings.user
-    with connect(settings) as conn:
+    with connect(settings, writes=False) as conn:
         found = conn.call(ops.strategy_conflicts, uid)
         contents = {r.id: r.content for r in conn.call(ops.list_memories, uid, kind="strategy")}
     if not found:
         console.print("no conflicts / 没有冲突")
         return
-    table = Table(title=f"{uid}: {len(found)} conflict(s) / 处冲突")
+    table = Table(title=escape(f"{uid}: {len(found)} conflict(s) / 处冲突"))
     for col in ("a", "b", "why"):
         table.add_column(col, overflow="fold")
     for c in found:
         table.add_row(
-            f"{c.a_id[:8]} {contents.get(c.a_id, '')}", f"{c.b_id[:8]} {contents.get(c.b_id, '')}", c.reason
+            *plain(
+                f"{c.a_id[:8]} {contents.get(c.a_id, '')}",
+                f"{c.b_id[:8]} {contents.get(c.b_id, '')}",
+                c.reason,
+            )
         )
     console.print(table)

@@ -75,7 +75,7 @@ def test_memory_list_show_forget(home: Path) -> None:
 def test_doctor_warns_about_ollama_and_catches_a_stale_index(home: Path, tmp_path: Path) -> None:
     env = {"TIANMA_OLLAMA__BASE_URL": "http://127.0.0.1:9"}  # nothing listens on the discard port
     healthy = runner.invoke(app, ["doctor", "--home", str(home)], env=env)
-    assert healthy.exit_code == 0, healthy.output
+    assert healthy.exit_code == 3, healthy.output  # memory is fine; only Ollama is missing
     assert "not reachable" in healthy.output and "2 records, 2 vectors, 2 keyword" in healthy.output
     with Runtime(Settings(home=home), chat_model=ScriptedChatModel()) as rt:
         rt.memory.vectors.drop_user("me")
@@ -83,7 +83,7 @@ def test_doctor_warns_about_ollama_and_catches_a_stale_index(home: Path, tmp_pat
     assert stale.exit_code == 1 and "index rebuild" in stale.output
     rebuilt = runner.invoke(app, ["index", "rebuild", "--home", str(home)])
     assert rebuilt.exit_code == 0 and "indexed 2" in rebuilt.output
-    assert runner.invoke(app, ["doctor", "--home", str(home)], env=env).exit_code == 0
+    assert runner.invoke(app, ["doctor", "--home", str(home)], env=env).exit_code == 3
 
 
 def test_reflect_history_undo_maintain_and_strategies(tmp_path: Path, e5: object) -> None:
