@@ -545,9 +545,14 @@ def find_secrets(text: str) -> list[SecretMatch]:
     loose += [("security_answer", span) for span in [*shapes.quoted_answers(text), *lists.listed_answers(text)]]
     found += [SecretMatch(kind, a, b, text[a:b]) for kind, (a, b) in loose if taken.add(a, b)]
     kinds = {f.text: f.kind for f in found}
-    for value, kind in kinds.items():  # the same value again elsewhere ("mine is 2718 right? yeah 2718")
+    for value, kind in list(kinds.items())[:MAX_REPEATED]:  # the same value again ("mine is 2718 right? yeah 2718")
         found += [SecretMatch(kind, a, a + len(value), value) for a in _occurrences(text, value) if taken.add(a, a + len(value))]
     return sorted(found, key=lambda s: s.start)
+
+
+MAX_REPEATED = 64
+"""Distinct values looked for again elsewhere in the text: each is a pass over it, and a message
+holds a handful of secrets (random text "holds" thousands; then the scan stays linear)."""
 
 
 class _Taken:

@@ -6,6 +6,8 @@ measured. Pathological inputs finish in linear time."""
 from __future__ import annotations
 
 import json
+import random
+import string
 import time
 from pathlib import Path
 from typing import Any
@@ -53,6 +55,7 @@ def test_the_independent_corpora_do_not_get_worse(corpus: str) -> None:
         "passwords:\n- a b1\n" * 10000,
         "security questions: first pet: Biscuit\n" * 5000,
         "curl " * 20000,
+        "".join(random.Random(1).choice(string.ascii_letters + string.digits + " .,:;=-_/") for _ in range(900_000)),
     ],
     ids=[
         "mima",
@@ -69,6 +72,7 @@ def test_the_independent_corpora_do_not_get_worse(corpus: str) -> None:
         "listed",
         "answers",
         "curl",
+        "random",
     ],
 )
 def test_pathological_messages_are_scanned_in_linear_time(text: str) -> None:
