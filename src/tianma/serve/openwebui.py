@@ -42,9 +42,7 @@ JWT_HEADER = "x-openwebui-user-jwt"
 JWT_ISSUER = "open-webui"
 MEMORY_REVIEWER = "You are Open WebUI's private memory reviewer"
 MEMORY_REVIEW = "Review the completed conversation turn and decide whether long-term memory should change"
-_USER_QUERY = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.DOTALL)
 _ATTACHED_FILES = re.compile(r"^\s*<attached_files>.*?</attached_files>\s*", re.DOTALL)
-_MEMORY_CONTEXT = re.compile(r"\s*<memory_context>.*?</memory_context>\s*", re.DOTALL)
 _USER_ID = re.compile(r"^[A-Za-z0-9._@:-]{1,128}$")
 
 
@@ -57,9 +55,9 @@ def user_query(text: str) -> str | None:
     or None when the message is neither (a background task's prompt, or plain text)."""
     said = text
     if text.lstrip().startswith("### Task:"):
-        found = _USER_QUERY.search(text)
-        if found:
-            said = found.group(1)
+        found = _between(text, "<user_query>", "</user_query>")
+        if found is not None:
+            said = found
         elif _rag_wrapped(text):  # 0.12's template: the documents in <context>, then the message
             said = text.rsplit("</context>", 1)[1]
         else:
@@ -67,6 +65,16 @@ def user_query(text: str) -> str | None:
     elif not text.lstrip().startswith("<attached_files>"):
         return None
     return _ATTACHED_FILES.sub("", said, count=1).strip() or None
+
+
+def _between(text: str, opening: str, closing: str) -> str | None:
+    """The text between the first ``opening`` and the ``closing`` after it (found in linear time:
+    a regex search restarts at every opening of a crafted body)."""
+    start = text.find(opening)
+    if start < 0:
+        return None
+    end = text.find(closing, start + len(opening))
+    return None if end < 0 else text[start + len(opening) : end]
 
 
 def _rag_wrapped(text: str) -> bool:
@@ -103,9 +111,20 @@ def without_memory_context(messages: Sequence[dict[str, Any]]) -> list[dict[str,
     for m in messages:
         content = m.get("content")
         if m.get("role") == "system" and isinstance(content, str) and "<memory_context>" in content:
-            m = {**m, "content": _MEMORY_CONTEXT.sub("\n", content).strip()}
+            m = {**m, "content": _without_blocks(content, "<memory_context>", "</memory_context>")}
         out.append(m)
     return out
+
+
+def _without_blocks(text: str, opening: str, closing: str) -> str:
+    """``text`` with every ``opening … closing`` block cut out, the pieces around it on lines of
+    their own (linear: a regex would restart at each opening, and at each space, of a crafted prompt)."""
+    kept, pos = [], 0
+    while (start := text.find(opening, pos)) >= 0 and (end := text.find(closing, start + len(opening))) >= 0:
+        kept.append(text[pos:start])
+        pos = end + len(closing)
+    kept.append(text[pos:])
+    return "\n".join(part.strip() for part in kept if part.strip())
 
 
 def forwarded_user(headers: Mapping[str, str], trusted: bool) -> str | None:

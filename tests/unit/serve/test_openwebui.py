@@ -3,6 +3,8 @@ its own memory block, its chat and user headers."""
 
 from __future__ import annotations
 
+import time
+
 import httpx
 
 from tests.unit.serve.conftest import MODEL, ServeFactory
@@ -105,3 +107,15 @@ def test_rules_on_their_own() -> None:
     assert not is_background_task([{"role": "user", "content": "Review my essay please"}], ["### Task:"])
     kept = without_memory_context([{"role": "user", "content": "<memory_context>x</memory_context>"}])
     assert kept[0]["content"] == "<memory_context>x</memory_context>"  # only system prompts are the client's
+
+
+def test_crafted_bodies_are_read_in_linear_time() -> None:
+    # Not a speed measurement: a regex search restarting at every opening tag took minutes here.
+    bodies = ["### Task:\n" + "<user_query>" * 300_000, "### Task:\n<context>" + "</context>" * 300_000]
+    start = time.perf_counter()
+    for body in bodies:
+        user_query(body)
+    without_memory_context([{"role": "system", "content": "<memory_context>" * 300_000 + " " * 1_000_000}])
+    assert time.perf_counter() - start < 10
+    two = "A <memory_context>x</memory_context> B <memory_context>y"
+    assert without_memory_context([{"role": "system", "content": two}])[0]["content"] == "A\nB <memory_context>y"
