@@ -16,7 +16,7 @@ import bisect
 import re
 
 from tianma.guardrails.secret_codes import ASCII_START, SP
-from tianma.guardrails.secret_shapes import MEASURE, SEED_CUE
+from tianma.guardrails.secret_shapes import MEASURE
 
 # fmt: off
 _SP, _A = SP, ASCII_START
@@ -63,11 +63,6 @@ COMBINATION = re.compile(r"(?<![0-9-])(?P<v>[0-9]{1,2}-[0-9]{1,2}-[0-9]{1,2})(?!
 Span = tuple[int, int]
 
 
-def value_of(text: str, m: re.Match[str]) -> Span | None:
-    """The ``v`` group of a structured form (a Wi-Fi payload, a curl user, a recovery key)."""
-    return m.start("v"), m.end("v")
-
-
 def query_secret_check(text: str, m: re.Match[str]) -> Span | None:
     """A query parameter or form field named like a secret whose value is not a plain word."""
     value = m.group("v")
@@ -76,11 +71,6 @@ def query_secret_check(text: str, m: re.Match[str]) -> Span | None:
     if re.search(r"[xX*]{3,}|\.{3}|example|placeholder|your|changeme", value, re.IGNORECASE):
         return None  # a placeholder
     return m.start("v"), m.end("v")
-
-
-def seed_list_check(text: str, m: re.Match[str]) -> Span | None:
-    """A numbered list of small words is a recovery phrase when a wallet or backup is named near it."""
-    return value_of(text, m) if SEED_CUE.search(text[max(0, m.start() - 200) : m.end() + 100]) else None
 
 
 def listed_passwords(text: str) -> list[Span]:
@@ -137,11 +127,6 @@ def _clause_answer(text: str, pos: int, clause: str) -> list[Span]:
     if zh is not None and zh.start() > 1:
         return [(pos + zh.start("v"), pos + zh.end("v"))]
     return []
-
-
-def quoted_question_check(text: str, m: re.Match[str]) -> Span | None:
-    """The answer given after a security question quoted in full."""
-    return value_of(text, m)
 
 
 def in_sentence_of_a_secret(text: str, found: list[Span]) -> list[Span]:

@@ -333,7 +333,8 @@ def _encoded_text(value: str) -> bool:
 
 
 def seed_run_check(text: str, m: re.Match[str]) -> tuple[int, int] | None:
-    """A run of lowercase words is a recovery phrase only when one is named near it."""
+    """A run of lowercase words (or a numbered list of them) is a recovery phrase only when one is
+    named near it."""
     near = text[max(0, m.start() - 200) : m.end() + 100]
     return (m.start("v"), m.end("v")) if SEED_CUE.search(near) else None
 
