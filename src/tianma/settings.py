@@ -173,7 +173,8 @@ class TelemetrySettings(_Section):
     otlp_endpoint: str | None = None
     """OTLP/HTTP endpoint for ``exporter = "otlp"``."""
     capture_content: bool = False
-    """Record message and memory text in spans."""
+    """Record message and memory text in spans, redacted as stored events are (secrets always,
+    PII as ``guardrails.pii_redaction`` says)."""
     local_store: bool = True
     """Keep the spans of every turn in ``<home>/spans.db`` for the review UI; nothing leaves
     the machine."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -63,9 +63,12 @@ def call_chat(
     *,
     base_url: str | None = None,
     timeout_s: float | None = None,
-    capture_content: bool = False,
+    capture: Callable[[str], str] | None = None,
 ) -> ChatResult:
     """Invoke the chat model once, traced with the GenAI conventions.
+
+    ``capture`` turns each prompt message and the reply into the text the span records (see
+    :func:`tianma.telemetry.spans.content_capture`: PII redacted as stored); None records none.
 
     Raises:
         ChatModelUnavailableError: the model is down, missing, timed out or failed.
@@ -75,8 +78,8 @@ def call_chat(
         span.set_attribute(sc.GEN_AI_OPERATION_NAME, "chat")
         span.set_attribute(sc.GEN_AI_PROVIDER_NAME, _provider(model))
         span.set_attribute(sc.GEN_AI_REQUEST_MODEL, name)
-        if capture_content:
-            span.set_attribute(sc.GEN_AI_INPUT_MESSAGES, [str(m.content) for m in messages])
+        if capture is not None:
+            span.set_attribute(sc.GEN_AI_INPUT_MESSAGES, [capture(str(m.content)) for m in messages])
         try:
             with map_chat_errors(name, base_url, timeout_s):
                 answer = model.invoke(list(messages))
@@ -97,8 +100,8 @@ def call_chat(
         span.set_attribute(sc.GEN_AI_USAGE_INPUT_TOKENS, result.input_tokens)
         span.set_attribute(sc.GEN_AI_USAGE_OUTPUT_TOKENS, result.output_tokens)
         span.set_attribute(sc.GEN_AI_RESPONSE_FINISH_REASONS, [result.finish_reason])
-        if capture_content:
-            span.set_attribute(sc.GEN_AI_OUTPUT_MESSAGES, [result.text])
+        if capture is not None:
+            span.set_attribute(sc.GEN_AI_OUTPUT_MESSAGES, [capture(result.text)])
         return result
 
 

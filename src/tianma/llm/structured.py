@@ -6,7 +6,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, Unpack
 
@@ -37,7 +37,7 @@ class ChatCallOptions(TypedDict, total=False):
 
     base_url: str | None
     timeout_s: float | None
-    capture_content: bool
+    capture: Callable[[str], str] | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from tianma.nodes.redline_check import foreign_texts
 from tianma.policies.strategies import redline_rules
 from tianma.prompting import build_messages, client_messages
 from tianma.telemetry import semconv as sc
-from tianma.telemetry.spans import current_span
+from tianma.telemetry.spans import content_capture, current_span
 
 
 def generate(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
@@ -46,7 +46,7 @@ def generate(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
             messages,
             base_url=deps.settings.ollama.base_url,
             timeout_s=deps.settings.ollama.timeout_s,
-            capture_content=deps.settings.telemetry.capture_content,
+            capture=content_capture(deps.settings),
         )
     except ChatModelUnavailableError as exc:
         return {"reply": None, "error": str(exc), "prompt_items": items, "stopped": False}

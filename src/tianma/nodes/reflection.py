@@ -30,7 +30,7 @@ from tianma.policies.reflection_scoring import promotions, score_plan
 from tianma.policies.topics import recurring_topics
 from tianma.prompting import reflection_messages
 from tianma.telemetry import semconv as sc
-from tianma.telemetry.spans import current_span
+from tianma.telemetry.spans import content_capture, current_span
 
 RECURRING_TOPIC_IMPORTANCE = 0.6
 LEARNT_KINDS: tuple[Kind, ...] = ("fact", "preference", "experience", "strategy")
@@ -249,13 +249,13 @@ def score(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[str,
     days = {e["id"]: e["at"].astimezone(zone).date() for e in state.get("events", [])}
     scored = score_plan(state.get("plan", []), existing, days, state["at"], zone)
     scored += promotions(existing.values(), state.get("streaks", {}))
-    span = current_span()
+    span, capture = current_span(), content_capture(runtime.context.settings)
     for item in scored:
         if "status" in item:
             attrs = {"action": item["action"], "kind": item["proposal"]["kind"], "status": item["status"],
                      "confidence": float(item["confidence"]), "reason": str(item.get("decision", ""))}  # fmt: skip
-            if runtime.context.settings.telemetry.capture_content:
-                attrs["content"] = item["proposal"]["content"]
+            if capture is not None:
+                attrs["content"] = capture(item["proposal"]["content"])
             span.add_event("tianma.reflection.decision", attrs)
     return {"plan": scored}
 

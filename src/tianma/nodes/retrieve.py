@@ -14,7 +14,7 @@ from tianma.memory.search import hybrid_search
 from tianma.memory.statements import current_only, outdated_by_statements, resident_profile
 from tianma.memory.tokenize import tokenize
 from tianma.telemetry import semconv as sc
-from tianma.telemetry.spans import current_span
+from tianma.telemetry.spans import content_capture, current_span
 
 SHORT_MESSAGE_TOKENS = 3
 """A message with fewer tokens than this (\"那周日呢？\") is searched with the previous one."""
@@ -32,12 +32,13 @@ def retrieve(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     deps = runtime.context
     message = state["message"]
     vector, passage = embed_message(deps.memory.embedder, message)
-    query_text, query_vector = message, vector
+    query_parts, query_vector = [message], vector
     previous, prev_vector = previous_user_text(state), state.get("message_vector")
     if previous and prev_vector and len(tokenize(message)) < SHORT_MESSAGE_TOKENS:
         blended = vector + CONTEXT_WEIGHT * np.asarray(prev_vector, dtype=np.float32)
         query_vector = (blended / np.linalg.norm(blended)).astype(np.float32)
-        query_text = f"{previous} {message}"
+        query_parts = [previous, message]
+    query_text = " ".join(query_parts)
     found = hybrid_search(
         deps.memory,
         deps.anchors,
@@ -71,8 +72,8 @@ def retrieve(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     span.set_attribute(sc.TIANMA_RETRIEVED_SCORES, [round(c.relevance, 4) for c in found])
     span.set_attribute("tianma.retrieved.closed", closed)
     span.set_attribute(sc.TIANMA_PREFERENCES_LOADED, sorted(resident))
-    if deps.settings.telemetry.capture_content:
-        span.set_attribute(sc.GEN_AI_MEMORY_QUERY_TEXT, query_text)
+    if (capture := content_capture(deps.settings)) is not None:  # each message redacted as its event was
+        span.set_attribute(sc.GEN_AI_MEMORY_QUERY_TEXT, " ".join(capture(part) for part in query_parts))
     return {
         "message_vector": vector.tolist(),
         "passage_vector": passage.tolist(),

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind
 
+from tianma.guardrails.secrets import storable
+from tianma.settings import Settings
 from tianma.telemetry import semconv as sc
 
 tracer = trace.get_tracer(sc.TRACER_NAME)
@@ -37,3 +39,13 @@ def memory_span(operation: str, store_id: str, count: int | None = None) -> Iter
 def current_span() -> Span:
     """The span of the running node (a no-op span when tracing is off)."""
     return trace.get_current_span()
+
+
+def content_capture(settings: Settings) -> Callable[[str], str] | None:
+    """What spans record of a text: None with ``telemetry.capture_content`` off, else what would
+    be stored of it (:func:`~tianma.guardrails.secrets.storable`: secrets removed, PII redacted
+    as ``guardrails.pii_redaction`` says)."""
+    if not settings.telemetry.capture_content:
+        return None
+    pii_redaction = settings.guardrails.pii_redaction
+    return lambda text: storable(text, pii_redaction)[0]
