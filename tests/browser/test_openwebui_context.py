@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from tests.browser.openwebui import ASGIApp, Exchange, OpenWebUI, task_kind
+from tests.home_scan import files_holding
 from tianma.memory.records import MemoryRecord
 from tianma.testing.ollama_standin import Reply
 
@@ -128,9 +129,7 @@ def _kept(owui: OpenWebUI, text: str) -> list[str]:
     """Where tianma keeps ``text``: its records (any kind, any status) and any file in its home
     (SQLite with its WAL, the vector index, checkpoints, spans)."""
     found = [f"record {r.kind} {r.id}" for r in owui.runtime.memories(USER) if text in _record_text(r)]
-    needle = text.encode("utf-8")
-    home = Path(owui.runtime.settings.home)
-    return found + [f"file {p}" for p in sorted(home.rglob("*")) if p.is_file() and needle in p.read_bytes()]
+    return found + [f"file {p}" for p in files_holding(Path(owui.runtime.settings.home), text)]
 
 
 def _record_text(record: MemoryRecord) -> str:

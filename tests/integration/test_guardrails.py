@@ -235,6 +235,13 @@ def test_pii_is_redacted_before_storing_unless_the_user_asks(make_runtime: Runti
     )
 
 
+def test_a_reply_repeating_pii_is_stored_redacted(make_runtime: RuntimeFactory) -> None:
+    rt = make_runtime(chat_model=learning_model(json.dumps(EMPTY), chat_reply="好的，我会打 13812345678 找你。"))
+    turn = rt.chat("u", "我的手机号是13812345678，有事打给我", dialogue_id="d", at=T0)
+    assert "13812345678" in turn.reply  # the user is shown the reply as written
+    assert rt.memory.store.get(turn.event_id).reply == "好的，我会打 [手机号/phone] 找你。"
+
+
 def test_the_constitution_is_read_only_and_immutable(make_runtime: RuntimeFactory, tmp_path: Path) -> None:
     path = tmp_path / "constitution.toml"
     shutil.copy(shipped_path(), path)

@@ -16,6 +16,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from tests.conftest import RuntimeFactory
 from tests.fakes import CharacterEmbedder, ScriptedChatModel, is_reflection_prompt
+from tests.home_scan import home_bytes
 from tests.integration.test_reflection import T0
 from tianma.guardrails.secrets import NOTICE_EN, NOTICE_ZH
 from tianma.turn import ClientTurn
@@ -39,10 +40,6 @@ def needle(text: str, value: str) -> str:
         return value
     start = text.index(value)
     return text[max(0, start - 2) : start + len(value)]
-
-
-def raw_bytes(home: Path) -> list[tuple[Path, bytes]]:
-    return [(f, f.read_bytes()) for f in sorted(home.rglob("*")) if f.is_file()]
 
 
 def test_the_corpus_is_big_enough_and_in_both_languages() -> None:
@@ -83,7 +80,7 @@ def test_no_secret_of_the_corpus_reaches_any_file_or_span(
     # timestamps, so it is looked for with the two characters the user wrote before it ("是 738"),
     # which only a copy of the message holds
     values = [needle(c["text"], v) for c in CASES for v in c["values"]]
-    files = raw_bytes(tmp_path / "home")
+    files = home_bytes(tmp_path / "home")
     found = [(v, f.name) for v in values for f, blob in files if v.encode() in blob]
     assert found == []
     span_text = json.dumps([dict(s.attributes or {}) for s in spans.get_finished_spans()], ensure_ascii=False)

@@ -29,6 +29,8 @@ def test_all_lists_exactly_the_public_names() -> None:
         "testing",
         "operations",
         "integrations",
+        "erasure",
+        "chat_history",
     }
     assert set(tianma.__all__) == public - modules
     for name in tianma.__all__:

@@ -9,9 +9,10 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from tianma.chat_history import history_path
 from tianma.cli.app import HomeOption, UserOption, app, console, plain, settings_from
 from tianma.cli.connection import Connection, connect
-from tianma.cli.history import ChatInput, history_path, terminal_readline
+from tianma.cli.history import ChatInput, terminal_readline
 from tianma.cli.memory import records_table
 from tianma.errors import ChatModelUnavailableError
 from tianma.guardrails.secrets import storable

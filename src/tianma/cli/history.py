@@ -1,68 +1,26 @@
 """``tianma chat``'s line editing and history: the stdlib ``readline`` when Python has it and the
 chat runs in a terminal, with each user's recent lines in ``<home>/chat_history/<user>``.
 
-The history file is a copy of what the user typed, so it is kept as the store keeps messages:
-secrets removed and PII redacted as the settings say (:func:`tianma.guardrails.secrets.storable`),
-readable by its owner only, and ``tianma memory forget`` deletes it (``--all``) or the lines of
-the forgotten message.
+The history file is a copy of what the user typed (:mod:`tianma.chat_history`): the lines are
+cleaned as the store cleans messages (:func:`tianma.guardrails.secrets.storable`) before they
+are kept, and a forget deletes them.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType, TracebackType
-from urllib.parse import quote
 
 from rich.console import Console
 from rich.text import Text
 
-HISTORY_LENGTH = 500
-"""Lines kept per user; the oldest go first."""
-HISTORY_DIR = "chat_history"
+from tianma.chat_history import HISTORY_LENGTH, read_history, write_history
+
 _SGR = re.compile(r"(\x1b\[[0-9;]*m)")
-
-
-def history_path(home: Path, user_id: str) -> Path:
-    """``<home>/chat_history/<user>``, the user id quoted so that any id is one safe file name
-    (``/`` and dots too: ``..`` must not name the folder above)."""
-    return home.expanduser() / HISTORY_DIR / (quote(user_id, safe="").replace(".", "%2E") or "%")
-
-
-def read_history(path: Path) -> list[str]:
-    """The saved lines, oldest first (none when there is no readable file)."""
-    try:
-        return path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return []
-
-
-def write_history(path: Path, lines: Sequence[str]) -> None:
-    """Keep the last :data:`HISTORY_LENGTH` lines, atomically, readable by the owner only (0600)."""
-    kept = [line for line in lines if line.strip()][-HISTORY_LENGTH:]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.unlink(missing_ok=True)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.writelines(f"{line}\n" for line in kept)
-    os.replace(tmp, path)
-
-
-def forget_history(home: Path, user_id: str, content: str | None = None) -> None:
-    """Delete a user's chat history, or (``content``) the lines that are that message."""
-    path = history_path(home, user_id)
-    if content is None:
-        path.unlink(missing_ok=True)
-        return
-    lines = read_history(path)
-    kept = [line for line in lines if line.strip() != content.strip()]
-    if len(kept) != len(lines):
-        write_history(path, kept)
 
 
 def terminal_readline() -> ModuleType | None:

@@ -22,7 +22,6 @@ from tianma.cli.app import (
     settings_from,
 )
 from tianma.cli.connection import connect, require_no_server
-from tianma.cli.history import forget_history
 from tianma.cli.home import require_writable
 from tianma.errors import InvalidInputError
 from tianma.memory.records import KINDS, STATUSES, MemoryRecord
@@ -105,24 +104,32 @@ def show_memory(
 
 @memory_app.command("forget")
 def forget_memory(
-    record_id: str | None = typer.Argument(None, help="Record id (or prefix); omit with --all."),
+    record_id: str | None = typer.Argument(None, help="Record id (or prefix); omit with --all or --dialogue."),
     everything: bool = typer.Option(False, "--all", help="Forget everything about the user."),
+    dialogue: str | None = typer.Option(None, "--dialogue", help="Forget one dialogue (its messages and signals)."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
     user: str | None = UserOption,
     home: Path | None = HomeOption,
 ) -> None:
-    """Really delete a record, or everything about a user (SQL rows and index entries)."""
-    if (record_id is None) == (not everything):
-        raise InvalidInputError("give a record id, or --all to forget everything about the user")
+    """Really delete a record, a dialogue or everything about a user, from every file of the home
+    (SQL, indexes, windows, spans, chat history; the deleted bytes are overwritten)."""
+    if sum((record_id is not None, everything, dialogue is not None)) != 1:
+        raise InvalidInputError("give a record id, --dialogue ID, or --all to forget everything about the user")
     settings = settings_from(home)
     uid = user or settings.user
     with connect(settings) as conn:
-        target = None if everything else conn.call(ops.find_record, uid, record_id or "")
-        what = f"everything about {uid}" if target is None else f"record {target.id}"
+        target = conn.call(ops.find_record, uid, record_id) if record_id is not None else None
+        what = (
+            f"record {target.id}" if target is not None
+            else f"dialogue {dialogue}" if dialogue is not None
+            else f"everything about {uid}"
+        )  # fmt: skip
         if not yes and not typer.confirm(f"Really delete {what}? / 确定删除？"):
             raise typer.Abort()
-        count = conn.call(ops.forget, uid, None if target is None else target.id)
-    forget_history(settings.home, uid, None if target is None else target.content)  # `tianma chat`'s copy
+        if dialogue is not None:
+            count = conn.call(ops.forget_dialogue, uid, dialogue)
+        else:
+            count = conn.call(ops.forget, uid, None if target is None else target.id)
     console.print(f"deleted {count} record(s) / 已删除 {count} 条")
 
 

@@ -90,6 +90,12 @@ class SqliteKeywordIndex:
                 {"owner": _quote(owner_token(user_id))},
             )
 
+    def optimize(self) -> None:
+        """Merge the index into one segment: FTS5 keeps a deleted row's tokens in older segments
+        until they are merged (after a forget, so that its words are gone from the file)."""
+        with self._engine.begin() as conn:
+            conn.execute(text(f"INSERT INTO {_TABLE}({_TABLE}) VALUES ('optimize')"))
+
     def clear(self) -> None:
         """Remove everything (before a rebuild)."""
         with self._engine.begin() as conn:

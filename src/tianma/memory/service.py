@@ -66,14 +66,19 @@ class Memory:
         self.unindex(user_id, gone)
         self.index([r for r in records.values() if r.status == "active"])
 
-    def forget(self, user_id: str, record_id: str | None = None) -> list[str]:
-        """Really delete one record or everything of a user: SQL rows and index entries."""
-        ids = self.store.delete(user_id, None if record_id is None else [record_id])
-        if record_id is None:
+    def forget(self, user_id: str, record_id: str | None = None, *, dialogue_id: str | None = None) -> list[str]:
+        """Really delete one record, one dialogue's messages and signals, or everything of a
+        user: SQL rows (and the copies of their text) and index entries; the ids deleted."""
+        if dialogue_id is not None:
+            ids = self.store.delete(user_id, dialogue_id=dialogue_id)
+        else:
+            ids = self.store.delete(user_id, None if record_id is None else [record_id])
+        if record_id is None and dialogue_id is None:
             self.vectors.drop_user(user_id)
             self.keywords.drop_user(user_id)
         else:
             self.unindex(user_id, ids)
+        self.keywords.optimize()  # FTS5 keeps deleted tokens in old segments until merged
         return ids
 
     def rebuild(self, batch: int = 256, progress: Callable[[int, int], None] | None = None) -> int:

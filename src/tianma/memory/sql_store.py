@@ -8,13 +8,14 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Engine, case, create_engine, delete, event, func, null, or_, select, update
+from sqlalchemy import Engine, case, create_engine, event, func, null, or_, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.sql.elements import ColumnElement
 
 from tianma.errors import BackendUnavailableError, MemoryStoreError, RecordNotFoundError
 from tianma.memory import schema as t
+from tianma.memory.erase import delete_records
 from tianma.memory.records import Kind, MemoryRecord, NewEvent, Provenance, Status
 
 
@@ -42,6 +43,7 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur.execute("PRAGMA journal_mode=WAL")
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA secure_delete=ON")  # a forget overwrites the bytes, not just unlinks them
     cur.close()
 
 
@@ -103,6 +105,13 @@ class SqlMemoryStore:
 
     def close(self) -> None:
         self.engine.dispose()
+
+    def compact(self) -> None:
+        """Fold SQLite's write-ahead log into the file and empty it (after a forget: the log
+        holds older copies of the pages); nothing on other databases."""
+        if self.engine.dialect.name == "sqlite":
+            with map_sql_errors(), self.engine.connect() as conn:
+                conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -492,27 +501,17 @@ class SqlMemoryStore:
 
     # -- hard delete (the user's explicit "forget") -----------------------------------
 
-    def delete(self, user_id: str, record_ids: Sequence[str] | None = None) -> list[str]:
-        """Really delete records of a user (all of them when ``record_ids`` is None).
+    def delete(
+        self, user_id: str, record_ids: Sequence[str] | None = None, *, dialogue_id: str | None = None
+    ) -> list[str]:
+        """Really delete records of a user: all of them (``record_ids`` None), these, or
+        (``dialogue_id``) the messages and signals of one dialogue with the dialogue itself.
 
-        Returns the ids deleted. Versions, replace-log rows and injections go with them.
+        Returns the ids deleted. Versions, replace-log rows and injections go with them, and
+        every copy of their text elsewhere (:mod:`tianma.memory.erase`), in one transaction.
         """
         with map_sql_errors(), self.engine.begin() as conn:
-            query = select(t.records.c.id).where(t.records.c.user_id == user_id)
-            if record_ids is not None:
-                query = query.where(t.records.c.id.in_(list(record_ids)))
-            ids = [r[0] for r in conn.execute(query)]
-            for chunk in _chunks(ids, 500):
-                conn.execute(delete(t.record_versions).where(t.record_versions.c.record_id.in_(chunk)))
-                conn.execute(delete(t.injections).where(t.injections.c.record_id.in_(chunk)))
-                conn.execute(delete(t.injections).where(t.injections.c.event_id.in_(chunk)))
-                conn.execute(delete(t.replace_log).where(t.replace_log.c.old_id.in_(chunk)))
-                conn.execute(delete(t.replace_log).where(t.replace_log.c.new_id.in_(chunk)))
-                conn.execute(delete(t.records).where(t.records.c.id.in_(chunk)))
-            if record_ids is None:
-                for table in (t.record_versions, t.injections, t.replace_log, t.dialogues):
-                    conn.execute(delete(table).where(table.c.user_id == user_id))
-        return ids
+            return delete_records(conn, user_id, record_ids, dialogue_id)
 
 
 class _Row:

@@ -114,6 +114,12 @@ def fold_update(state: Mapping[str, Any], chat_model: BaseChatModel, window: Win
     return {"messages": removals, "summary": summary, "summary_turns": (covered if previous is not None else 0) + folded}
 
 
+def stored_reply(reply: str | None, deps: Deps) -> str | None:
+    """What the event keeps of the reply: cleaned as the user's message is (a reply may repeat
+    the PII of the window or of a memory)."""
+    return None if reply is None else storable(reply, deps.settings.guardrails.pii_redaction)[0]
+
+
 def _record(state: TurnState, deps: Deps, passing: bool) -> TurnUpdate:
     regenerated = deps.client.regenerates if deps.client is not None else None
     if regenerated and deps.memory.store.get_many(state["user_id"], [regenerated]):  # not forgotten since
@@ -126,7 +132,7 @@ def _record(state: TurnState, deps: Deps, passing: bool) -> TurnUpdate:
     if refused:  # kept in the log as a plain message, never resident as the user's wish
         stated = {}
     event = NewEvent(user_id=user_id, role="user", text=text, at=at, dialogue_id=state["dialogue_id"],
-                     reply=state.get("reply"), error=state.get("error"),
+                     reply=stored_reply(state.get("reply"), deps), error=state.get("error"),
                      id=deps.client.event_id if deps.client is not None else None,
                      **stated)  # fmt: skip
     vectors = np.asarray([passage], dtype=np.float32) if passage and not pii else None
@@ -181,7 +187,8 @@ def _record_regeneration(state: TurnState, deps: Deps, event_id: str) -> TurnUpd
                                     detail="regenerate: the client asked for another reply")  # fmt: skip
     apply_signal(deps.memory, signal, at)
     learn_weights(deps.memory, event_id, outcome_of(["regenerate"]), deps.settings.policies.learning_rate)
-    replace_reply(deps.memory.store, event_id, user_id, state.get("reply"), state.get("error"), injected_rows(state))
+    replace_reply(deps.memory.store, event_id, user_id, stored_reply(state.get("reply"), deps), state.get("error"),
+                  injected_rows(state))  # fmt: skip
     span = current_span()
     span.set_attribute(sc.TIANMA_EVENT_ID, event_id)
     span.set_attribute("tianma.regenerated", event_id)

@@ -48,6 +48,12 @@ def forget(home: Home, user_id: str, record_id: str | None = None) -> int:
     return home.runtime().forget(user_id, record_id)
 
 
+@operation("memory.forget_dialogue")
+def forget_dialogue(home: Home, user_id: str, dialogue_id: str) -> int:
+    """Really delete one dialogue of a user (``Runtime.forget_dialogue``); how many records."""
+    return home.runtime().forget_dialogue(user_id, dialogue_id)
+
+
 @operation("memory.history")
 def history(home: Home, record_id: str) -> list[dict[str, Any]]:
     """Every version of a record, oldest first (``Runtime.history``)."""

@@ -1,4 +1,4 @@
-"""The ``tianma serve`` application: Ollama's API, OpenAI's chat API, feedback and the review UI."""
+"""The ``tianma serve`` application: Ollama's API, OpenAI's chat API, feedback, forget and the review UI."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import Mount
 
-from tianma.serve import feedback, ollama_api, openai_api, openwebui_feedback
+from tianma.serve import feedback, forget, ollama_api, openai_api, openwebui_feedback
 from tianma.serve.admin_api import AdminApi
 from tianma.serve.auth import Authenticator
 from tianma.serve.context import ServeContext
@@ -86,6 +86,7 @@ def create_app(runtime: Runtime, *, host: str | None = None, scheduler: bool | N
         routes=[
             *admin,
             *feedback.routes(),
+            *forget.routes(),
             *openwebui_feedback.routes(),
             *openai_api.routes(),
             Mount("/ui", routes=ui_routes(settings.zone)),

@@ -109,8 +109,8 @@ def match_turn(turns: list[MemoryRecord], reply: str, user_text: str, pii_redact
     message also matches) or ``message`` (the latest with the user's message: the rated reply was
     replaced by a regenerate, or changed on its way). Messages compare as tianma stored them."""
     said = {_flat(user_text), _flat(storable(user_text, pii_redaction)[0])}
-    rated = _flat(reply)
-    same_reply = [e for e in turns if rated and _flat(e.reply) == rated]
+    rated = {_flat(reply), _flat(storable(reply, pii_redaction)[0])} - {""}  # stored replies are redacted
+    same_reply = [e for e in turns if _flat(e.reply) in rated]
     if same_reply:
         return next((e for e in same_reply if _flat(e.content) in said), same_reply[0]), "reply"
     same_message = next((e for e in turns if _flat(e.content) in said), None)

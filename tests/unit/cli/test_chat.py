@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tianma.chat_history import history_path, read_history, write_history
 from tianma.cli import chat
 from tianma.cli.app import app
-from tianma.cli.history import history_path, read_history, write_history
 
 readline = pytest.importorskip("readline")
 runner = CliRunner(env={"COLUMNS": "200", "TIANMA_OLLAMA__BASE_URL": "http://127.0.0.1:9"})

@@ -72,6 +72,19 @@ def test_memory_list_show_forget(home: Path) -> None:
     assert "生日" not in after.output and "爵士乐" in after.output
 
 
+def test_memory_forget_one_dialogue(home: Path) -> None:
+    with Runtime(Settings(home=home), chat_model=ScriptedChatModel(replies=["好"])) as rt:
+        rt.chat("me", "另一个对话：我养了一只猫。", dialogue_id="d2", at=T0 + timedelta(days=1))
+    unknown = runner.invoke(app, ["memory", "forget", "--dialogue", "nope", "--yes", "--home", str(home)])
+    assert "no dialogue nope" in str(unknown.exception)
+    both = runner.invoke(app, ["memory", "forget", "--dialogue", "d1", "--all", "--yes", "--home", str(home)])
+    assert "--dialogue" in str(both.exception)
+    forgot = runner.invoke(app, ["memory", "forget", "--dialogue", "d1", "--yes", "--home", str(home)])
+    assert forgot.exit_code == 0 and "deleted 2" in forgot.output
+    after = runner.invoke(app, ["memory", "list", "--home", str(home)])
+    assert "生日" not in after.output and "爵士乐" not in after.output and "猫" in after.output
+
+
 def test_doctor_warns_about_ollama_and_catches_a_stale_index(home: Path, tmp_path: Path) -> None:
     env = {"TIANMA_OLLAMA__BASE_URL": "http://127.0.0.1:9"}  # nothing listens on the discard port
     healthy = runner.invoke(app, ["doctor", "--home", str(home)], env=env)

@@ -12,15 +12,8 @@ import pytest
 from rich.console import Console
 from rich.text import Text
 
-from tianma.cli.history import (
-    HISTORY_LENGTH,
-    ChatInput,
-    forget_history,
-    history_path,
-    read_history,
-    readline_prompt,
-    write_history,
-)
+from tianma.chat_history import HISTORY_LENGTH, forget_history, history_path, read_history, write_history
+from tianma.cli.history import ChatInput, readline_prompt
 from tianma.guardrails.secrets import storable
 
 readline = pytest.importorskip("readline")

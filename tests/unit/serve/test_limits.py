@@ -16,7 +16,8 @@ def test_the_limits_are_settings_and_passed_through_calls_are_not_limited(serve:
     s = serve(serve=LIMITS)
     padding = "x" * 3000
     big = {"model": MODEL, "stream": False, "messages": [{"role": "user", "content": "你好"}], "pad": padding}
-    for path in ("/api/chat", "/v1/chat/completions", "/tianma/feedback", "/tianma/feedback/openwebui"):
+    for path in ("/api/chat", "/v1/chat/completions", "/tianma/feedback", "/tianma/feedback/openwebui",
+                 "/tianma/forget"):  # fmt: skip
         r = httpx.post(f"{s.url}{path}", json=big)
         assert r.status_code == 413 and "serve.max_body_bytes" in str(r.json()["error"]), path
     assert httpx.post(f"{s.url}/api/generate", json={"model": MODEL, "prompt": padding, "stream": False}).status_code == 200

@@ -48,6 +48,7 @@ DONE: dict[str, str] = {
     "edited": "已保存为新版本 Saved as a new version",
     "rolled_back": "已回滚（新版本）Rolled back, as a new version",
     "undone": "已撤销整次运行 The whole run was undone",
+    "forgot_user": "已彻底删除这个用户的全部记录 Everything of this user was forgotten — really deleted",
 }
 """Messages shown after a POST-redirect-GET (only these codes: no text comes from the URL)."""
 
@@ -111,8 +112,9 @@ class Ui:
             raise LoginRequiredError(str(exc)) from exc
         if not principal.admin:
             return Viewer(principal, principal.user_id, (), ctx.auth.open)
-        users = sorted(set(ctx.runtime.memory.store.users()) | {principal.user_id})
         chosen = request.query_params.get("user", "").strip() or principal.user_id
+        known = set(ctx.runtime.memory.store.users())
+        users = sorted(known | {principal.user_id, chosen})  # the chosen one too, also once forgotten
         return Viewer(principal, chosen, tuple(users), ctx.auth.open)
 
 
@@ -150,11 +152,14 @@ class Page:
         except ValueError:
             return 1
 
-    def render(self, template: str, status_code: int = 200, **context: Any) -> Response:
-        done = self.arg("done")
+    def render(
+        self, template: str, status_code: int = 200, *, done: str | None = None, **context: Any
+    ) -> Response:
+        """``template`` with ``context``; ``done``: the flash message (default: the one :data:`DONE`
+        has for the ``done`` code in the URL)."""
         context.update(
             page=self, viewer=self.viewer, link=self.link, base=self.base,
-            token=self.ui.token(self.request), token_field=TOKEN_FIELD, done=DONE.get(done),
+            token=self.ui.token(self.request), token_field=TOKEN_FIELD, done=done or DONE.get(self.arg("done")),
         )  # fmt: skip
         response = self.ui.templates.TemplateResponse(
             self.request, template, context, status_code=status_code

@@ -1,4 +1,5 @@
-"""Overview and memories: search and filters, one record with its full history, edit, forget, rollback."""
+"""Overview and memories: search and filters, one record with its full history, edit, forget, rollback;
+forgetting a whole user ("forget me")."""
 
 from __future__ import annotations
 
@@ -43,13 +44,27 @@ def overview(page: Page) -> Response:
     store, user = page.runtime.memory.store, page.viewer.user
     counts = queries.record_counts(store, user)
     runs, _ = queries.run_page(store, user, limit=5)
+    totals = _kind_totals(counts)
+    return page.render(
+        "overview.html", counts=counts, totals=totals, kinds=KINDS, statuses=STATUSES, kind_labels=KIND_LABELS,
+        status_labels=STATUS_LABELS, pending=queries.pending_count(store, user), runs=runs, done=_forgot_user(page),
+    )  # fmt: skip
+
+
+def _kind_totals(counts: dict[tuple[str, str], int]) -> dict[str, int]:
     totals: dict[str, int] = {}
     for (kind, _status), n in counts.items():
         totals[kind] = totals.get(kind, 0) + n
-    return page.render(
-        "overview.html", counts=counts, totals=totals, kinds=KINDS, statuses=STATUSES, kind_labels=KIND_LABELS,
-        status_labels=STATUS_LABELS, pending=queries.pending_count(store, user), runs=runs,
-    )  # fmt: skip
+    return totals
+
+
+def _forgot_user(page: Page) -> str | None:
+    """After "forget me": how many records went (only a number comes from the URL)."""
+    n = page.arg("forgotten")
+    if page.arg("done") != "forgot_user" or not (n.isascii() and n.isdigit() and len(n) <= 12):
+        return None
+    user = page.viewer.user
+    return f"已彻底删除用户 {user} 的 {int(n)} 条记录 Forgot user {user}: {int(n)} records really deleted"
 
 
 def memories(page: Page) -> Response:
@@ -128,6 +143,34 @@ def forget(page: Page) -> Response:
     return page.as_owner(record.user_id).redirect("/memories", done="forgotten")
 
 
+FORGET_ME_CONFIRM = "confirm"
+"""The checkbox a "forget me" form must have ticked (value ``yes``)."""
+
+
+def forget_me_confirm(page: Page) -> Response:
+    """What forgetting the viewed user deletes (their records per kind), and a form to confirm it."""
+    return _forget_me_page(page)
+
+
+def forget_me(page: Page) -> Response:
+    """Forget the viewed user once the box is ticked; without it nothing is deleted and the
+    question is asked again."""
+    if page.form.get(FORGET_ME_CONFIRM) != "yes":
+        message = "没有删除任何内容：请勾选确认框。Nothing was deleted: tick the box to confirm."
+        return _forget_me_page(page, status_code=400, message=message)
+    forgotten = page.runtime.forget(page.viewer.user)
+    return page.redirect("/", done="forgot_user", forgotten=forgotten)
+
+
+def _forget_me_page(page: Page, status_code: int = 200, message: str | None = None) -> Response:
+    user = page.viewer.user
+    totals = _kind_totals(queries.record_counts(page.runtime.memory.store, user))
+    return page.render(
+        "forget_me.html", status_code=status_code, totals=totals, total=sum(totals.values()), kinds=KINDS,
+        kind_labels=KIND_LABELS, message=message, own=user == page.viewer.principal.user_id,
+    )  # fmt: skip
+
+
 def _version(value: str) -> int | None:
     """A version number from a form; empty means the previous version."""
     if not value.strip():
@@ -147,4 +190,6 @@ def routes(ui: Ui) -> list[BaseRoute]:
         ui_route(ui, "/memories/{record_id}/rollback", rollback, "ui_memory_rollback", methods=["POST"]),
         ui_route(ui, "/memories/{record_id}/forget", forget_confirm, "ui_memory_forget_confirm"),
         ui_route(ui, "/memories/{record_id}/forget", forget, "ui_memory_forget", methods=["POST"]),
+        ui_route(ui, "/forget-me", forget_me_confirm, "ui_forget_me_confirm"),
+        ui_route(ui, "/forget-me", forget_me, "ui_forget_me", methods=["POST"]),
     ]

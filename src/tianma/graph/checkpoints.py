@@ -1,0 +1,87 @@
+"""Minimal checkpoints: one per dialogue, holding only what the next turn needs.
+
+LangGraph's :class:`SqliteSaver` writes the whole graph state under a new id on every turn —
+this turn's raw message, the text of every memory it injected, the message's vectors — and
+keeps them all. :class:`WindowSaver` keeps, of each checkpoint it is given, only the channels
+of :data:`KEPT_CHANNELS` (the window, its summary, the ids), with the window's and summary's
+text passed through ``redact`` (what an event may store of a user's text), and deletes the
+thread's older checkpoints once the new one is written. Its file grows with the number of
+dialogues × the window, not with the number of turns.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+KEPT_CHANNELS = frozenset({"user_id", "dialogue_id", "event_id", "messages", "summary", "summary_turns"})
+"""State channels a checkpoint keeps (``event_id``: the previous turn, which this one may judge);
+the rest of a turn's state lives only for that turn."""
+
+
+class WindowSaver(SqliteSaver):
+    """A SQLite checkpointer that keeps one minimal, redacted checkpoint per thread."""
+
+    def __init__(self, conn: sqlite3.Connection, redact: Callable[[str], str]) -> None:
+        super().__init__(conn)
+        self._redact = redact
+        conn.execute("PRAGMA secure_delete=ON")  # what is deleted is overwritten, not left in free pages
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        values = {k: self._clean(k, v) for k, v in checkpoint["channel_values"].items() if k in KEPT_CHANNELS}
+        saved = super().put(config, {**checkpoint, "channel_values": values}, metadata, new_versions)
+        self._prune(saved)
+        return saved
+
+    def _clean(self, channel: str, value: Any) -> Any:
+        if channel == "messages" and isinstance(value, list):
+            return [self._message(m) for m in value]
+        if channel == "summary" and isinstance(value, dict):
+            return {k: self._redact(v) if isinstance(v, str) else v for k, v in value.items()}
+        return value
+
+    def _message(self, message: Any) -> Any:
+        if isinstance(message, BaseMessage) and isinstance(message.content, str):
+            return message.model_copy(update={"content": self._redact(message.content)})
+        return message
+
+    def _prune(self, saved: RunnableConfig) -> None:
+        """Delete the thread's checkpoints (and pending writes) older than ``saved``."""
+        c = saved["configurable"]
+        key = (str(c["thread_id"]), c["checkpoint_ns"], c["checkpoint_id"])
+        with self.cursor() as cur:
+            for table in ("checkpoints", "writes"):
+                cur.execute(
+                    f"DELETE FROM {table} WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id <> ?", key
+                )
+
+    def threads_quoting(self, prefix: str, texts: list[str]) -> list[str]:
+        """Threads whose id starts with ``prefix`` and whose checkpoint holds one of ``texts``
+        (msgpack keeps strings as UTF-8, so a byte search finds them)."""
+        found: set[str] = set()
+        with self.cursor(transaction=False) as cur:
+            for text in texts:
+                cur.execute(
+                    "SELECT DISTINCT thread_id FROM checkpoints WHERE substr(thread_id, 1, ?) = ? "
+                    "AND instr(checkpoint, ?) > 0",
+                    (len(prefix), prefix, text.encode()),
+                )
+                found.update(str(row[0]) for row in cur.fetchall())
+        return sorted(found)
+
+    def compact(self) -> None:
+        """Fold the write-ahead log into the file and empty it (after a forget: no old copies)."""
+        with self.lock:
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
