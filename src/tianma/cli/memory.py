@@ -1,4 +1,4 @@
-"""``tianma memory list|show|forget`` and ``tianma index rebuild``."""
+"""``tianma memory list|show|forget`` and ``tianma index repair|rebuild``."""
 
 from __future__ import annotations
 
@@ -131,6 +131,19 @@ def forget_memory(
         else:
             count = conn.call(ops.forget, uid, None if target is None else target.id)
     console.print(f"deleted {count} record(s) / 已删除 {count} 条")
+
+
+@index_app.command("repair")
+def repair_index(home: Path | None = HomeOption) -> None:
+    """Fix only what `tianma doctor` found: apply the vector outbox, index what an index lacks,
+    remove what it holds too many (through a running server too)."""
+    settings = settings_from(home)
+    with connect(settings) as conn:
+        done = conn.call(ops.repair_index)
+    console.print(
+        f"applied {done.applied} pending vector write(s), indexed {done.indexed}, removed {done.removed} orphan(s)"
+        f" / 已应用 {done.applied}，补建 {done.indexed}，移除 {done.removed}"
+    )
 
 
 @index_app.command("rebuild")

@@ -81,7 +81,7 @@ def _week(memory: Memory, user_id: str, since: datetime, until: datetime) -> tup
     sigs = select(r.dialogue_id, r.data, r.provenance).where(
         r.user_id == user_id, r.kind == "signal", r.created_at > since, r.created_at <= until
     )
-    with map_sql_errors(), memory.store.engine.connect() as conn:
+    with map_sql_errors(), memory.store.tx.connect() as conn:
         turns = [Turn(x.id, x.dialogue_id or "", x.content, as_aware(x.at)) for x in conn.execute(events)]
         rows = conn.execute(sigs).all()
     dialogue_of = {x.event_id: x.dialogue_id for x in turns}
@@ -102,7 +102,7 @@ def _queue(
     """Write the new proposals as one run; returns its id (``None``: nothing new) and the outcomes."""
     run_id = str(uuid.uuid4())
     out: list[dict[str, Any]] = []
-    with map_sql_errors(), memory.store.engine.begin() as conn:
+    with map_sql_errors(), memory.store.tx.unit() as conn:
         changes = ChangeSet(conn, user_id, run_id, at)
         taken = _taken(conn, user_id)
         active = _active_strategies(conn, user_id)
@@ -132,7 +132,7 @@ def _queue(
                 report=t.plain({"run_id": run_id, "proposals": out}),
             )
         )  # fmt: skip
-    memory.reindex(user_id, changes.touched)
+        memory.reindex(user_id, changes.touched)
     return run_id, out
 
 

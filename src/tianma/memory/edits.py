@@ -54,7 +54,7 @@ def edit_record(memory: Memory, record_id: str, content: str, reason: str, at: d
     if content == record.content:
         raise InvalidInputError("the new content is the same as the current one")
     run_id = str(uuid.uuid4())
-    with map_sql_errors(), memory.store.engine.begin() as conn:
+    with map_sql_errors(), memory.store.tx.unit() as conn:
         changes = ChangeSet(conn, record.user_id, run_id, at)
         changes.update(record_id, reason=edit_reason(reason), content=content)
         # status "maintenance": undoable, and not a reflection (the reflection window is unaffected)
@@ -64,5 +64,5 @@ def edit_record(memory: Memory, record_id: str, content: str, reason: str, at: d
                 status="maintenance", report=t.plain({"run_id": run_id, "record_id": record_id}),
             )
         )  # fmt: skip
-    memory.reindex(record.user_id, [record_id])
+        memory.reindex(record.user_id, [record_id])
     return {"run_id": run_id, "record_id": record_id, "version": record.version + 1, "content": content}

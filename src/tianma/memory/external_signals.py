@@ -30,7 +30,7 @@ def dialogue_turns(store: SqlMemoryStore, user_id: str, dialogue_id: str) -> lis
         .order_by(r.at.desc(), r.created_at.desc())
         .limit(TURN_LIMIT)
     )
-    with map_sql_errors(), store.engine.connect() as conn:
+    with map_sql_errors(), store.tx.connect() as conn:
         ids = [str(i) for i in conn.execute(query).scalars()]
     found = store.get_many(user_id, ids)
     return [found[i] for i in ids if i in found]
@@ -40,7 +40,7 @@ def signal_from(store: SqlMemoryStore, user_id: str, external_id: str) -> Memory
     """The user's signal recorded under ``external_id``, if any."""
     r = t.records.c
     query = select(r.id).where(r.user_id == user_id, r.external_id == external_id, r.kind == "signal")
-    with map_sql_errors(), store.engine.connect() as conn:
+    with map_sql_errors(), store.tx.connect() as conn:
         signal_id = conn.execute(query.limit(1)).scalar()
     if signal_id is None:
         return None
@@ -60,5 +60,5 @@ def revise_signal(store: SqlMemoryStore, signal: MemoryRecord, *, content: str |
         values["data"] = {**signal.data, **data}
     if len(values) == 1:
         return
-    with map_sql_errors(), store.engine.begin() as conn:
+    with map_sql_errors(), store.tx.begin() as conn:
         conn.execute(update(t.records).where(t.records.c.id == signal.id).values(**values))

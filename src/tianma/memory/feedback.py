@@ -40,7 +40,7 @@ def apply_signal(memory: Memory, signal: MemoryRecord, at: datetime) -> dict[str
             data={"type": "merged_positive" if merge.polarity > 0 else "merged_negative",
                   "polarity": merge.polarity, "credited": credited, "merged": list(merge.signal_ids)},
         )  # fmt: skip
-        with map_sql_errors(), memory.store.engine.begin() as conn:
+        with map_sql_errors(), memory.store.tx.begin() as conn:
             for part in parts:
                 conn.execute(
                     update(t.records).where(t.records.c.id == part.id)
@@ -54,7 +54,7 @@ def _credit(memory: Memory, signal: MemoryRecord) -> dict[str, float]:
     sign_type = str(signal.data.get("type"))
     targets = memory.store.get_many(signal.user_id, list(signal.data.get("credited", [])))
     moved = {}
-    with map_sql_errors(), memory.store.engine.begin() as conn:
+    with map_sql_errors(), memory.store.tx.begin() as conn:
         for record in targets.values():
             if record.kind not in CREDITED_KINDS:
                 continue

@@ -160,7 +160,7 @@ def load_learning_facts(
     if since is not None:
         turn_query = turn_query.where(r.at >= since)
         signal_query = signal_query.where(r.created_at >= since)
-    with map_sql_errors(), store.engine.connect() as conn:
+    with map_sql_errors(), store.tx.connect() as conn:
         injected = set(conn.execute(select(i.event_id).where(i.user_id == user_id).distinct()).scalars())
         turns = [TurnFact(eid, at, eid in injected) for eid, at in conn.execute(turn_query) if at is not None]
         signals = [
@@ -185,7 +185,7 @@ class StrategyUsage:
 def strategy_usage(store: SqlMemoryStore, user_id: str) -> dict[str, StrategyUsage]:
     """Per strategy id of the user: turns that applied it, explored it, and judged it badly."""
     r, i = t.records.c, t.injections.c
-    with map_sql_errors(), store.engine.connect() as conn:
+    with map_sql_errors(), store.tx.connect() as conn:
         rows = conn.execute(
             select(i.record_id, i.event_id, i.explored).where(i.user_id == user_id, i.role == "strategy")
         ).all()
@@ -213,6 +213,6 @@ def last_turn_at(store: SqlMemoryStore, user_id: str) -> datetime | None:
         r.role == "user",
         or_(r.reply.is_not(None), r.error.is_not(None)),
     )
-    with map_sql_errors(), store.engine.connect() as conn:
+    with map_sql_errors(), store.tx.connect() as conn:
         value = conn.execute(query).scalar()
     return None if value is None else t.as_aware(value)

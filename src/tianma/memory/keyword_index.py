@@ -16,6 +16,7 @@ from sqlalchemy import Engine, text
 
 from tianma.errors import ConfigError
 from tianma.memory.tokenize import tokenize
+from tianma.memory.transactions import Transactions
 
 _TABLE = "kw_index"
 
@@ -38,12 +39,15 @@ def _quote(token: str) -> str:
 class SqliteKeywordIndex:
     """BM25 keyword search in an FTS5 table inside the SQL store's SQLite file."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, tx: Transactions | None = None) -> None:
+        """``tx``: the store's transactions, so that index rows are written in a unit's one
+        transaction with the records they index (:mod:`tianma.memory.transactions`)."""
         if engine.dialect.name != "sqlite":
             raise ConfigError(
                 f"sql.url: keyword search is built for SQLite only so far, not {engine.dialect.name}"
             )
         self._engine = engine
+        self._tx = tx or Transactions(engine)
         with engine.begin() as conn:
             conn.execute(
                 text(
@@ -61,7 +65,7 @@ class SqliteKeywordIndex:
         ]
         if not rows:
             return
-        with self._engine.begin() as conn:
+        with self._tx.begin() as conn:
             conn.execute(text(f"DELETE FROM {_TABLE} WHERE rowid = :rowid"), rows)
             conn.execute(
                 text(
@@ -74,7 +78,7 @@ class SqliteKeywordIndex:
         """Remove records from the index."""
         if not record_ids:
             return
-        with self._engine.begin() as conn:
+        with self._tx.begin() as conn:
             conn.execute(
                 text(f"DELETE FROM {_TABLE} WHERE rowid = :rowid"),
                 [{"rowid": row_id(rid)} for rid in record_ids],
@@ -82,7 +86,7 @@ class SqliteKeywordIndex:
 
     def drop_user(self, user_id: str) -> None:
         """Remove every entry of one user."""
-        with self._engine.begin() as conn:
+        with self._tx.begin() as conn:
             conn.execute(
                 text(
                     f"DELETE FROM {_TABLE} WHERE rowid IN (SELECT rowid FROM {_TABLE} WHERE owner MATCH :owner)"
@@ -93,17 +97,25 @@ class SqliteKeywordIndex:
     def optimize(self) -> None:
         """Merge the index into one segment: FTS5 keeps a deleted row's tokens in older segments
         until they are merged (after a forget, so that its words are gone from the file)."""
-        with self._engine.begin() as conn:
+        with self._tx.begin() as conn:
             conn.execute(text(f"INSERT INTO {_TABLE}({_TABLE}) VALUES ('optimize')"))
 
     def clear(self) -> None:
         """Remove everything (before a rebuild)."""
-        with self._engine.begin() as conn:
+        with self._tx.begin() as conn:
             conn.execute(text(f"DELETE FROM {_TABLE}"))
+
+    def ids(self, user_id: str) -> set[str]:
+        """The record ids of one user's entries."""
+        with self._tx.connect() as conn:
+            rows = conn.execute(
+                text(f"SELECT record_id FROM {_TABLE} WHERE owner MATCH :owner"), {"owner": _quote(owner_token(user_id))}
+            )
+            return {str(r[0]) for r in rows}
 
     def count(self, user_id: str) -> int:
         """Entries of one user."""
-        with self._engine.connect() as conn:
+        with self._tx.connect() as conn:
             return int(
                 conn.execute(
                     text(f"SELECT count(*) FROM {_TABLE} WHERE owner MATCH :owner"),
@@ -124,7 +136,7 @@ class SqliteKeywordIndex:
         body = f"body : ({' OR '.join(map(_quote, terms))})"
         owner = f"owner : {_quote(owner_token(user_id))}"
         match = f"{body} NOT {owner}" if others else f"{owner} AND {body}"
-        with self._engine.connect() as conn:
+        with self._tx.connect() as conn:
             rows = conn.execute(
                 text(
                     f"SELECT record_id, bm25({_TABLE}, 0.0, 0.0, 1.0) AS score FROM {_TABLE} "

@@ -65,6 +65,10 @@ class VectorIndex(Protocol):
         """Vectors stored for a user."""
         ...
 
+    def ids(self, user_id: str) -> set[str]:
+        """The ids of every vector stored for a user (``tianma doctor`` compares them with SQL)."""
+        ...
+
     def close(self) -> None:
         """Release the client."""
         ...

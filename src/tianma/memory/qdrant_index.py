@@ -177,5 +177,20 @@ class QdrantVectorIndex:
                 return 0
             return int(self._client.count(name, exact=True).count)
 
+    def ids(self, user_id: str) -> set[str]:
+        name = self.collection(user_id)
+        found: set[str] = set()
+        with map_qdrant_errors():
+            if not self._client.collection_exists(name):
+                return found
+            offset = None
+            while True:
+                points, offset = self._client.scroll(
+                    name, limit=1024, offset=offset, with_payload=False, with_vectors=False
+                )
+                found.update(str(p.id) for p in points)
+                if offset is None:
+                    return found
+
     def close(self) -> None:
         self._client.close()

@@ -35,7 +35,7 @@ def last_reflected_until(store: SqlMemoryStore, user_id: str) -> datetime | None
         .order_by(t.reflection_runs.c.until.desc())
         .limit(1)
     )
-    with map_sql_errors(), store.engine.connect() as conn:
+    with map_sql_errors(), store.tx.connect() as conn:
         return conn.execute(query).scalar()
 
 
@@ -45,7 +45,7 @@ def messages_since_model_call(store: SqlMemoryStore, user_id: str, at: datetime)
         t.reflection_runs.c.user_id == user_id, t.reflection_runs.c.status == "published"
     )
     r = t.records.c
-    with map_sql_errors(), store.engine.connect() as conn:
+    with map_sql_errors(), store.tx.connect() as conn:
         rows = conn.execute(runs.order_by(t.reflection_runs.c.started_at.desc()).limit(500)).all()
         since = next((row.until for row in rows if ((row.report or {}).get("llm") or {}).get("called")), None)
         count = select(func.count()).where(r.user_id == user_id, r.kind == "event", r.role == "user", r.at <= at)
@@ -62,7 +62,7 @@ def window_signals(store: SqlMemoryStore, user_id: str, since: datetime | None) 
     if since is not None:
         query = query.where(r.created_at > since)
     out: dict[str, list[dict[str, Any]]] = {}
-    with map_sql_errors(), store.engine.connect() as conn:
+    with map_sql_errors(), store.tx.connect() as conn:
         for x in conn.execute(query.order_by(r.created_at)):
             data = x.data or {}
             text = x.content if data.get("type") == "correction" and x.content != data.get("detail") else None
@@ -83,7 +83,7 @@ def window_events(
     if since is not None:
         query = query.where(r.at > since)
     query = query.order_by(r.at.desc()).limit(WINDOW_LIMIT)
-    with map_sql_errors(), store.engine.connect() as conn:
+    with map_sql_errors(), store.tx.connect() as conn:
         rows = conn.execute(query).all()
     return [
         {"id": x.id, "text": x.content, "at": x.at, "dialogue_id": x.dialogue_id, "reply": x.reply,
@@ -121,7 +121,7 @@ def publish_plan(
         return run_id, report()
     referenced = sorted({i for item in plan for i in _references(item)})
     present = set(memory.store.get_many(user_id, referenced)) if referenced else set()
-    with map_sql_errors(), memory.store.engine.begin() as conn:
+    with map_sql_errors(), memory.store.tx.unit() as conn:
         changes = ChangeSet(conn, user_id, run_id, at)
         created: dict[tuple[str, str], str] = {}
         for item in plan:
@@ -148,7 +148,7 @@ def publish_plan(
                 status="published", report=t.plain(report()),
             )
         )  # fmt: skip
-    memory.reindex(user_id, changes.touched)
+        memory.reindex(user_id, changes.touched)
     return run_id, report()
 
 
@@ -243,13 +243,13 @@ def _describe(item: dict[str, Any], outcome: str) -> dict[str, Any]:
 
 def undo_reflection(memory: Memory, run_id: str) -> list[str]:
     """Restore what a run changed, in one transaction, then fix the indexes."""
-    with map_sql_errors(), memory.store.engine.begin() as conn:
+    with map_sql_errors(), memory.store.tx.unit() as conn:
         user_id = conn.execute(
             select(t.reflection_runs.c.user_id).where(t.reflection_runs.c.id == run_id)
         ).scalar()
         ids = undo_run(conn, run_id)
-    if user_id is not None:
-        memory.reindex(user_id, ids)
+        if user_id is not None:
+            memory.reindex(user_id, ids)
     return ids
 
 
@@ -261,7 +261,7 @@ def record_history(store: SqlMemoryStore, record_id: str) -> list[dict[str, Any]
         .where(t.record_versions.c.record_id == record_id)
         .order_by(t.record_versions.c.version)
     )
-    with map_sql_errors(), store.engine.connect() as conn:
+    with map_sql_errors(), store.tx.connect() as conn:
         rows = [t.row_dict(r) for r in conn.execute(query)]
     history = [
         {"version": r["version"], "content": r["content"], "confidence": r["confidence"], "status": r["status"],
@@ -291,7 +291,7 @@ def maintain_user(memory: Memory, user_id: str, at: datetime) -> dict[str, Any]:
     decayed: list[str] = []
     inactive: list[str] = []
     records = [r for r in memory.store.list_records(user_id, MAINTAINED_KINDS) if r.status == "active"]
-    with map_sql_errors(), memory.store.engine.begin() as conn:
+    with map_sql_errors(), memory.store.tx.unit() as conn:
         changes = ChangeSet(conn, user_id, run_id, at)
         for r in records:
             last_active = r.last_hit_at or r.updated_at
@@ -320,7 +320,7 @@ def maintain_user(memory: Memory, user_id: str, at: datetime) -> dict[str, Any]:
                     status="maintenance", report=t.plain(report),
                 )
             )  # fmt: skip
-    memory.reindex(user_id, changes.touched)
+        memory.reindex(user_id, changes.touched)
     return report
 
 
@@ -331,7 +331,7 @@ def reflection_due(
     since = last_reflected_until(store, user_id)
     r = t.records.c
     after = [r.at > since] if since is not None else []
-    with map_sql_errors(), store.engine.connect() as conn:
+    with map_sql_errors(), store.tx.connect() as conn:
         if dialogue_id is not None:
             turns = conn.execute(
                 select(func.count()).where(r.user_id == user_id, r.kind == "event", r.role == "user",
@@ -361,7 +361,7 @@ def validated_streaks(store: SqlMemoryStore, user_id: str) -> dict[str, int]:
     """For each record injected into the user's turns: its longest run of consecutive dialogues
     in which it was injected and no negative signal was credited to it."""
     r, i, d = t.records.c, t.injections.c, t.dialogues.c
-    with map_sql_errors(), store.engine.connect() as conn:
+    with map_sql_errors(), store.tx.connect() as conn:
         order = [
             row[0] for row in conn.execute(select(d.id).where(d.user_id == user_id).order_by(d.started_at))
         ]

@@ -25,7 +25,7 @@ def replace_reply(
     """Give ``event_id`` its new reply (or error) and the new turn's injections (``record_id, role,
     rank, score, explored``), replacing the old ones."""
     rows = injection_values(event_id, user_id, injections)
-    with map_sql_errors(), store.engine.begin() as conn:
+    with map_sql_errors(), store.tx.begin() as conn:
         conn.execute(
             update(t.records)
             .where(t.records.c.id == event_id, t.records.c.user_id == user_id, t.records.c.kind == "event")
@@ -38,7 +38,7 @@ def replace_reply(
 
 def set_reply(store: SqlMemoryStore, event_id: str, user_id: str, reply: str) -> bool:
     """Give ``event_id`` (an event of ``user_id``) the reply ``reply``; False when there is none."""
-    with map_sql_errors(), store.engine.begin() as conn:
+    with map_sql_errors(), store.tx.begin() as conn:
         done = conn.execute(
             update(t.records)
             .where(t.records.c.id == event_id, t.records.c.user_id == user_id, t.records.c.kind == "event")

@@ -62,7 +62,7 @@ def open_review_ids(store: SqlMemoryStore, user_id: str) -> dict[str, str]:
     query = select(v.record_id, v.id).where(
         v.user_id == user_id, v.status == "pending", v.record_id.is_not(None)
     )
-    with map_sql_errors(), store.engine.connect() as conn:
+    with map_sql_errors(), store.tx.connect() as conn:
         return {str(rid): str(review) for rid, review in conn.execute(query)}
 
 
@@ -76,7 +76,7 @@ def list_reviews(
         query = query.where(v.user_id == user_id)
     if status is not None:
         query = query.where(v.status == status)
-    with map_sql_errors(), store.engine.connect() as conn:
+    with map_sql_errors(), store.tx.connect() as conn:
         return [t.row_dict(r) for r in conn.execute(query)]
 
 
@@ -86,7 +86,7 @@ def get_review(store: SqlMemoryStore, review_id: str) -> dict[str, Any]:
     Raises:
         RecordNotFoundError: no such review.
     """
-    with map_sql_errors(), store.engine.connect() as conn:
+    with map_sql_errors(), store.tx.connect() as conn:
         row = conn.execute(select(t.reviews).where(t.reviews.c.id == review_id)).first()
     if row is None:
         raise RecordNotFoundError(f"no review {review_id}")
@@ -107,7 +107,7 @@ def decide(memory: Memory, review_id: str, approve: bool, reason: str, at: datet
     verdict = "approved" if approve else "rejected"
     run_id = str(uuid.uuid4())
     user_id = review["user_id"]
-    with map_sql_errors(), memory.store.engine.begin() as conn:
+    with map_sql_errors(), memory.store.tx.unit() as conn:
         changes = ChangeSet(conn, user_id, run_id, at)
         if review["record_id"] is not None:
             row = changes.record(review["record_id"])
@@ -121,7 +121,7 @@ def decide(memory: Memory, review_id: str, approve: bool, reason: str, at: datet
         _log_run(
             conn, run_id, user_id, at, verdict, {"review_id": review_id, "record_id": review["record_id"]}
         )
-    memory.reindex(user_id, changes.touched)
+        memory.reindex(user_id, changes.touched)
     return {**get_review(memory.store, review_id), "run_id": run_id}
 
 
@@ -136,7 +136,7 @@ def rollback(memory: Memory, record_id: str, version: int | None, at: datetime) 
     record = memory.store.get(record_id)
     v = t.record_versions.c
     query = select(t.record_versions).where(v.record_id == record_id).order_by(v.version.desc())
-    with map_sql_errors(), memory.store.engine.connect() as conn:
+    with map_sql_errors(), memory.store.tx.connect() as conn:
         versions = [t.row_dict(r) for r in conn.execute(query)]
     if not versions:
         raise InvalidInputError(f"record {record_id} has no earlier version to roll back to")
@@ -145,7 +145,7 @@ def rollback(memory: Memory, record_id: str, version: int | None, at: datetime) 
         known = ", ".join(str(x["version"]) for x in reversed(versions))
         raise RecordNotFoundError(f"record {record_id} has no version {version} (earlier versions: {known})")
     run_id = str(uuid.uuid4())
-    with map_sql_errors(), memory.store.engine.begin() as conn:
+    with map_sql_errors(), memory.store.tx.unit() as conn:
         changes = ChangeSet(conn, record.user_id, run_id, at)
         changes.update(record_id, reason=f"rolled back to version {target['version']}",
                        content=target["content"], confidence=target["confidence"],
@@ -153,7 +153,7 @@ def rollback(memory: Memory, record_id: str, version: int | None, at: datetime) 
         _log_run(
             conn, run_id, record.user_id, at, "rollback", {"record_id": record_id, "to": target["version"]}
         )
-    memory.reindex(record.user_id, [record_id])
+        memory.reindex(record.user_id, [record_id])
     return {"run_id": run_id, "record_id": record_id, "restored_version": target["version"],
             "version": record.version + 1}  # fmt: skip
 

@@ -14,6 +14,7 @@ from sqlalchemy import (
     Float,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -27,7 +28,7 @@ from sqlalchemy.engine import Connection, Dialect
 
 from tianma.errors import ConfigError
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """Bump with a function in MIGRATIONS that upgrades a file of the previous version."""
 
 
@@ -212,6 +213,16 @@ job_runs = Table(
     Index("ix_job_runs_job_started", "job", "started_at"),
 )
 
+vector_outbox = Table(
+    "vector_outbox",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("user_id", String(255), nullable=False),
+    Column("op", String(16), nullable=False),  # upsert | delete | drop_user
+    Column("record_id", String(36)),
+    Column("vector", LargeBinary),  # float32 bytes, for upsert
+)
+
 Migration = Callable[[Connection], None]
 
 
@@ -236,8 +247,12 @@ def _add_validity(conn: Connection) -> None:
     conn.exec_driver_sql("UPDATE records SET valid_from = COALESCE(at, created_at)")
 
 
+def _add_vector_outbox(conn: Connection) -> None:
+    """v6: the vector outbox (its table is created by ``create_all``)."""
+
+
 MIGRATIONS: dict[int, Migration] = {
-    2: _add_run_columns, 3: _add_reviews, 4: _add_job_runs, 5: _add_validity,
+    2: _add_run_columns, 3: _add_reviews, 4: _add_job_runs, 5: _add_validity, 6: _add_vector_outbox,
 }  # fmt: skip
 """``MIGRATIONS[n]`` upgrades a store of schema version ``n - 1`` to ``n``."""
 

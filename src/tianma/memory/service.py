@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from tianma.errors import BackendUnavailableError
+from tianma.memory import outbox
 from tianma.memory.keyword_index import SqliteKeywordIndex
 from tianma.memory.protocols import Embedder, Matrix, VectorIndex
 from tianma.memory.records import Kind, MemoryRecord, NewEvent, Provenance
 from tianma.memory.sql_store import SqlMemoryStore
+
+logger = logging.getLogger(__name__)
 
 INDEXED_KINDS: frozenset[Kind] = frozenset({"event", "fact", "preference", "experience"})
 """Kinds that retrieval can return; strategies are matched by trigger, signals never injected."""
@@ -38,7 +43,9 @@ class Memory:
     embedder: Embedder
 
     def index(self, records: Sequence[MemoryRecord], vectors: Matrix | None = None) -> None:
-        """Put indexable records into both indexes, embedding them unless ``vectors`` given."""
+        """Put indexable records into both indexes, embedding them unless ``vectors`` given: the
+        keyword rows and the vector outbox rows in one transaction (the open unit's, if any),
+        the vector index from the outbox once it committed."""
         keep = [i for i, r in enumerate(records) if is_indexed(r)]
         if not keep:
             return
@@ -47,15 +54,37 @@ class Memory:
             matrix = self.embedder.embed_passages([index_text(r) for r in chosen])
         else:
             matrix = vectors[keep]
-        for user_id in {r.user_id for r in chosen}:
-            rows = [i for i, r in enumerate(chosen) if r.user_id == user_id]
-            self.vectors.upsert(user_id, [chosen[i].id for i in rows], matrix[rows])
-            self.keywords.upsert(user_id, [(chosen[i].id, index_text(chosen[i])) for i in rows])
+        with self.store.tx.unit() as conn:
+            for user_id in {r.user_id for r in chosen}:
+                rows = [i for i, r in enumerate(chosen) if r.user_id == user_id]
+                outbox.enqueue_upserts(conn, user_id, [chosen[i].id for i in rows], matrix[rows])
+                self.keywords.upsert(user_id, [(chosen[i].id, index_text(chosen[i])) for i in rows])
+            self.store.tx.after_commit(self._drain_after_commit)
 
     def unindex(self, user_id: str, record_ids: Sequence[str]) -> None:
-        """Take records out of both indexes (they stay in SQL)."""
-        self.vectors.delete(user_id, record_ids)
-        self.keywords.delete(record_ids)
+        """Take records out of both indexes (they stay in SQL), as :meth:`index` puts them in."""
+        if not record_ids:
+            return
+        with self.store.tx.unit() as conn:
+            outbox.enqueue_deletes(conn, user_id, record_ids)
+            self.keywords.delete(record_ids)
+            self.store.tx.after_commit(self._drain_after_commit)
+
+    def drain(self) -> int:
+        """Apply the pending vector writes (:mod:`tianma.memory.outbox`); how many.
+
+        Raises:
+            BackendUnavailableError: the vector index failed (what is left stays pending).
+        """
+        return outbox.drain(self.store.tx, self.vectors)
+
+    def _drain_after_commit(self) -> None:
+        """:meth:`drain` after a unit committed: a vector index failure does not undo a committed
+        turn; the rows stay in the outbox for the next drain (``tianma doctor`` shows them)."""
+        try:
+            self.drain()
+        except BackendUnavailableError:
+            logger.warning("vector index writes left in the outbox", exc_info=True)
 
     def reindex(self, user_id: str, record_ids: Sequence[str]) -> None:
         """After records changed in SQL: the active ones in the indexes, the others out."""
@@ -68,21 +97,26 @@ class Memory:
 
     def forget(self, user_id: str, record_id: str | None = None, *, dialogue_id: str | None = None) -> list[str]:
         """Really delete one record, one dialogue's messages and signals, or everything of a
-        user: SQL rows (and the copies of their text) and index entries; the ids deleted."""
-        if dialogue_id is not None:
-            ids = self.store.delete(user_id, dialogue_id=dialogue_id)
-        else:
-            ids = self.store.delete(user_id, None if record_id is None else [record_id])
-        if record_id is None and dialogue_id is None:
-            self.vectors.drop_user(user_id)
-            self.keywords.drop_user(user_id)
-        else:
-            self.unindex(user_id, ids)
+        user: SQL rows (and the copies of their text), keyword rows and the outbox rows that
+        delete their vectors, in one transaction; the ids deleted."""
+        with self.store.tx.unit() as conn:
+            if dialogue_id is not None:
+                ids = self.store.delete(user_id, dialogue_id=dialogue_id)
+            else:
+                ids = self.store.delete(user_id, None if record_id is None else [record_id])
+            if record_id is None and dialogue_id is None:
+                outbox.enqueue_drop(conn, user_id)
+                self.keywords.drop_user(user_id)
+            else:
+                self.unindex(user_id, ids)
+            self.store.tx.after_commit(self._drain_after_commit)
         self.keywords.optimize()  # FTS5 keeps deleted tokens in old segments until merged
         return ids
 
     def rebuild(self, batch: int = 256, progress: Callable[[int, int], None] | None = None) -> int:
         """Recreate both indexes from SQL; returns how many records were indexed."""
+        with self.store.tx.begin() as conn:
+            outbox.clear(conn)
         drop_all = getattr(self.vectors, "drop_all", None)
         if drop_all is not None:
             drop_all()
@@ -99,10 +133,11 @@ class Memory:
         return len(todo)
 
     def record_events(self, events: Sequence[NewEvent], vectors: Matrix | None = None) -> list[MemoryRecord]:
-        """Store events in SQL, then index the new ones (SQL first: nothing is lost)."""
-        stored, added = self.store.add_events(events)
-        fresh = [i for i, r in enumerate(stored) if r.id in added]
-        self.index([stored[i] for i in fresh], None if vectors is None else vectors[fresh])
+        """Store events in SQL and index the new ones, in one transaction."""
+        with self.store.tx.unit():
+            stored, added = self.store.add_events(events)
+            fresh = [i for i, r in enumerate(stored) if r.id in added]
+            self.index([stored[i] for i in fresh], None if vectors is None else vectors[fresh])
         return stored
 
     def add_signal(

@@ -68,7 +68,7 @@ def _pending(user_id: str | None, until: datetime) -> Select[tuple[str, str]]:
 
 def pending_signals(memory: Memory, user_id: str, until: datetime) -> list[MemoryRecord]:
     """The user's signals recorded up to ``until`` and not archived yet, oldest first."""
-    with map_sql_errors(), memory.store.engine.connect() as conn:
+    with map_sql_errors(), memory.store.tx.connect() as conn:
         ids = [row.id for row in conn.execute(_pending(user_id, until))]
     found = memory.store.get_many(user_id, ids)
     return [found[i] for i in ids if i in found]
@@ -76,7 +76,7 @@ def pending_signals(memory: Memory, user_id: str, until: datetime) -> list[Memor
 
 def pending_users(memory: Memory, until: datetime) -> list[str]:
     """Users with signals recorded up to ``until`` and not archived yet, in order of id."""
-    with map_sql_errors(), memory.store.engine.connect() as conn:
+    with map_sql_errors(), memory.store.tx.connect() as conn:
         return sorted({row.user_id for row in conn.execute(_pending(None, until))})
 
 
@@ -134,7 +134,7 @@ def _archive(memory: Memory, user_id: str, seen: list[str], merged: list[str], a
     new = set(merged)
     stamp = at.isoformat()
     marked = 0
-    with map_sql_errors(), memory.store.engine.begin() as conn:
+    with map_sql_errors(), memory.store.tx.begin() as conn:
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             rows = conn.execute(select(t.records.c.id, t.records.c.user_id, t.records.c.data)

@@ -17,6 +17,7 @@ from tianma.errors import BackendUnavailableError, MemoryStoreError, RecordNotFo
 from tianma.memory import schema as t
 from tianma.memory.erase import delete_records
 from tianma.memory.records import Kind, MemoryRecord, NewEvent, Provenance, Status
+from tianma.memory.transactions import Transactions
 
 
 def new_id() -> str:
@@ -98,6 +99,8 @@ class SqlMemoryStore:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        self.tx = Transactions(engine)
+        """Every method's transaction; inside ``tx.unit()`` they share one (:mod:`.transactions`)."""
 
     @classmethod
     def from_url(cls, url: str) -> SqlMemoryStore:
@@ -110,7 +113,7 @@ class SqlMemoryStore:
         """Fold SQLite's write-ahead log into the file and empty it (after a forget: the log
         holds older copies of the pages); nothing on other databases."""
         if self.engine.dialect.name == "sqlite":
-            with map_sql_errors(), self.engine.connect() as conn:
+            with map_sql_errors(), self.tx.connect() as conn:
                 conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
 
     # -- writes ---------------------------------------------------------------------------
@@ -123,7 +126,7 @@ class SqlMemoryStore:
         """
         out: list[MemoryRecord] = []
         added: set[str] = set()
-        with map_sql_errors(), self.engine.begin() as conn:
+        with map_sql_errors(), self.tx.begin() as conn:
             known = self._known_external(conn, events)
             rows = []
             for ev in events:
@@ -267,7 +270,7 @@ class SqlMemoryStore:
             raise MemoryStoreError(f"unknown record fields: {sorted(unknown)}")
         row.update(fields)
         row["tags"] = list(row["tags"])
-        with map_sql_errors(), self.engine.begin() as conn:
+        with map_sql_errors(), self.tx.begin() as conn:
             conn.execute(t.records.insert().values(**row))
         return _to_record(_Row(row))
 
@@ -275,7 +278,7 @@ class SqlMemoryStore:
         """Count one retrieval hit for each record."""
         if not record_ids:
             return
-        with map_sql_errors(), self.engine.begin() as conn:
+        with map_sql_errors(), self.tx.begin() as conn:
             conn.execute(
                 update(t.records)
                 .where(t.records.c.id.in_(list(record_ids)))
@@ -286,7 +289,7 @@ class SqlMemoryStore:
         """Remember what a turn injected (``record_id, role, rank, score, explored``)."""
         values = injection_values(event_id, user_id, rows)
         if values:
-            with map_sql_errors(), self.engine.begin() as conn:
+            with map_sql_errors(), self.tx.begin() as conn:
                 conn.execute(t.injections.insert(), values)
 
     def get_dialogue_user(self, dialogue_id: str) -> str:
@@ -295,7 +298,7 @@ class SqlMemoryStore:
         Raises:
             RecordNotFoundError: no such dialogue.
         """
-        with map_sql_errors(), self.engine.connect() as conn:
+        with map_sql_errors(), self.tx.connect() as conn:
             user = conn.execute(select(t.dialogues.c.user_id).where(t.dialogues.c.id == dialogue_id)).scalar()
         if user is None:
             raise RecordNotFoundError(f"no dialogue {dialogue_id}")
@@ -308,7 +311,7 @@ class SqlMemoryStore:
             RecordNotFoundError: no such dialogue.
         """
         d = t.dialogues.c
-        with map_sql_errors(), self.engine.begin() as conn:
+        with map_sql_errors(), self.tx.begin() as conn:
             done = conn.execute(
                 update(t.dialogues).where(d.id == dialogue_id, d.ended_at.is_(None)).values(ended_at=at)
             )
@@ -326,7 +329,7 @@ class SqlMemoryStore:
         Raises:
             RecordNotFoundError: no such record.
         """
-        with map_sql_errors(), self.engine.connect() as conn:
+        with map_sql_errors(), self.tx.connect() as conn:
             row = conn.execute(select(t.records).where(t.records.c.id == record_id)).first()
         if row is None:
             raise RecordNotFoundError(f"no record {record_id}")
@@ -335,7 +338,7 @@ class SqlMemoryStore:
     def get_many(self, user_id: str, record_ids: Sequence[str]) -> dict[str, MemoryRecord]:
         """The user's records among ``record_ids`` (others' ids are silently skipped)."""
         out: dict[str, MemoryRecord] = {}
-        with map_sql_errors(), self.engine.connect() as conn:
+        with map_sql_errors(), self.tx.connect() as conn:
             for chunk in _chunks(list(record_ids), 500):
                 # Look up by primary key and check the owner here: with ``user_id = ?`` in the
                 # WHERE clause SQLite picks the (user, kind, status) index and scans every row
@@ -368,7 +371,7 @@ class SqlMemoryStore:
             query = query.where(t.records.c.status == status)
         if limit is not None:
             query = query.limit(limit)
-        with map_sql_errors(), self.engine.connect() as conn:
+        with map_sql_errors(), self.tx.connect() as conn:
             return [_to_record(row) for row in conn.execute(query)]
 
     def signals_of_dialogue(self, user_id: str, dialogue_id: str | None) -> list[MemoryRecord]:
@@ -379,7 +382,7 @@ class SqlMemoryStore:
             .where(r.user_id == user_id, r.dialogue_id == dialogue_id, r.kind == "signal")
             .order_by(r.created_at)
         )
-        with map_sql_errors(), self.engine.connect() as conn:
+        with map_sql_errors(), self.tx.connect() as conn:
             return [_to_record(row) for row in conn.execute(query)]
 
     def next_events(self, user_id: str, events: Sequence[MemoryRecord]) -> dict[str, MemoryRecord]:
@@ -390,7 +393,7 @@ class SqlMemoryStore:
         """
         r = t.records.c
         out: dict[str, MemoryRecord] = {}
-        with map_sql_errors(), self.engine.connect() as conn:
+        with map_sql_errors(), self.tx.connect() as conn:
             for ev in events:
                 if ev.kind != "event" or ev.dialogue_id is None or ev.at is None:
                     continue
@@ -413,12 +416,12 @@ class SqlMemoryStore:
             t.records.c.status == "active",
             t.records.c.key.is_not(None),
         )
-        with map_sql_errors(), self.engine.connect() as conn:
+        with map_sql_errors(), self.tx.connect() as conn:
             return [_to_record(row) for row in conn.execute(query)]
 
     def users(self) -> list[str]:
         """Every user with at least one record."""
-        with map_sql_errors(), self.engine.connect() as conn:
+        with map_sql_errors(), self.tx.connect() as conn:
             return [r[0] for r in conn.execute(select(t.records.c.user_id).distinct())]
 
     def count(self, user_id: str | None = None, *, status: Status | None = None) -> int:
@@ -428,7 +431,7 @@ class SqlMemoryStore:
             query = query.where(t.records.c.user_id == user_id)
         if status is not None:
             query = query.where(t.records.c.status == status)
-        with map_sql_errors(), self.engine.connect() as conn:
+        with map_sql_errors(), self.tx.connect() as conn:
             return int(conn.execute(query).scalar_one())
 
     def injections_of(self, event_id: str) -> list[dict[str, Any]]:
@@ -438,7 +441,7 @@ class SqlMemoryStore:
             .where(t.injections.c.event_id == event_id)
             .order_by(t.injections.c.role, t.injections.c.rank)
         )
-        with map_sql_errors(), self.engine.connect() as conn:
+        with map_sql_errors(), self.tx.connect() as conn:
             return [t.row_dict(r) for r in conn.execute(query)]
 
     def current_statements(self, user_id: str, at: datetime, limit: int = 200) -> list[MemoryRecord]:
@@ -457,7 +460,7 @@ class SqlMemoryStore:
             .order_by(r.at.desc())
             .limit(limit)
         )
-        with map_sql_errors(), self.engine.connect() as conn:
+        with map_sql_errors(), self.tx.connect() as conn:
             return [_to_record(row) for row in conn.execute(query)]
 
     def end_validity(
@@ -468,7 +471,7 @@ class SqlMemoryStore:
         Returns the ids closed now."""
         closed: list[str] = []
         when = t.as_aware(at)
-        with map_sql_errors(), self.engine.begin() as conn:
+        with map_sql_errors(), self.tx.begin() as conn:
             rows = conn.execute(select(t.records).where(t.records.c.id.in_(list(record_ids)))).all()
             for row in rows:
                 if row.user_id != user_id or (row.valid_until is not None and row.valid_until <= when):
@@ -510,7 +513,7 @@ class SqlMemoryStore:
         Returns the ids deleted. Versions, replace-log rows and injections go with them, and
         every copy of their text elsewhere (:mod:`tianma.memory.erase`), in one transaction.
         """
-        with map_sql_errors(), self.engine.begin() as conn:
+        with map_sql_errors(), self.tx.begin() as conn:
             return delete_records(conn, user_id, record_ids, dialogue_id)
 
 
@@ -531,5 +534,5 @@ def dialogue_ids(store: SqlMemoryStore, user_id: str) -> list[str]:
     query = (
         select(t.dialogues.c.id).where(t.dialogues.c.user_id == user_id).order_by(t.dialogues.c.started_at)
     )
-    with map_sql_errors(), store.engine.connect() as conn:
+    with map_sql_errors(), store.tx.connect() as conn:
         return [r[0] for r in conn.execute(query)]

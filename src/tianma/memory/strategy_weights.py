@@ -50,7 +50,7 @@ def learn_weights(memory: Memory, event_id: str, outcome: Outcome, lr: float) ->
     event = memory.store.get(event_id)
     strategies = memory.store.get_many(event.user_id, list(applied))
     moved: dict[str, float] = {}
-    with map_sql_errors(), memory.store.engine.begin() as conn:
+    with map_sql_errors(), memory.store.tx.begin() as conn:
         for sid, record in strategies.items():
             stats = dict(record.data.get("stats") or {})
             weight = update_weight(

@@ -77,13 +77,13 @@ def injected_rows(state: TurnState) -> list[dict[str, Any]]:
 
 def capture_signals(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     """Write the turn's event (even when the model failed) and the signals it reveals, holding
-    the memory lock; then fold the short-term window into the rolling summary without it (the
+    the memory lock, in one transaction (its vectors from the outbox after it); then fold the short-term window into the rolling summary without it (the
     summary is a model call: another user's turn must not wait for it)."""
     deps = runtime.context
     passage = state.get("passage_vector")  # embedded by retrieve, alongside the query
     model = statement_model(deps.memory.embedder) if passage else None  # trained outside the lock
     passing = model is not None and model.label(np.asarray(passage, dtype=np.float32)) == "mood"
-    with deps.lock:
+    with deps.lock, deps.memory.store.tx.unit():  # the turn's writes: one transaction, all or nothing
         update = _record(state, deps, passing)
     folded = _fold(state, deps)
     if folded:  # the window keeps the redacted message (set by _record) and loses the folded turns

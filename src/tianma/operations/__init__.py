@@ -15,6 +15,7 @@ OPERATIONS: dict[str, Operation[..., Any]] = {
     for op in (
         memory.list_memories, memory.find_record, memory.forget, memory.forget_dialogue, memory.history,
         memory.list_reviews, memory.decide_review, memory.rollback, memory.strategy_conflicts, memory.count_index,
+        memory.pending_vector_writes, memory.repair_index,
         learning.reflect, learning.undo_reflection, learning.maintain, learning.list_jobs,
         learning.run_job, learning.run_due, chat.chat, chat.feedback, chat.end_dialogue,
     )

@@ -6,14 +6,13 @@ goes through the runtime, which keeps the indexes in step and serialises writes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from tianma.errors import InvalidInputError, RecordNotFoundError
 from tianma.memory import reviews
+from tianma.memory.index_check import IndexDiff, Repair, pending_writes
 from tianma.memory.records import Kind, MemoryRecord, Status
 from tianma.memory.reflection_store import record_history
-from tianma.memory.service import INDEXED_KINDS, is_indexed
 from tianma.operations.operation import Home, operation
 from tianma.policies.conflicts import Conflict, find_conflicts
 
@@ -98,27 +97,20 @@ def strategy_conflicts(home: Home, user_id: str) -> list[Conflict]:
     return find_conflicts(home.store.list_records(user_id, "strategy", "active"))
 
 
-@dataclass(frozen=True, slots=True)
-class IndexCount:
-    """One user's indexable records in SQL against the entries of both derived indexes."""
-
-    user_id: str
-    records: int
-    """Active records of retrievable kinds (what both indexes should hold)."""
-    vectors: int
-    keywords: int
-
-
 @operation("doctor.index")
-def count_index(home: Home) -> list[IndexCount]:
-    """Per user: active indexable records in SQL vs dense vectors vs keyword entries."""
-    memory = home.runtime().memory
-    counts = []
-    for user_id in memory.store.users():
-        expected = sum(
-            1 for r in memory.store.list_records(user_id, sorted(INDEXED_KINDS), "active") if is_indexed(r)
-        )
-        counts.append(
-            IndexCount(user_id, expected, memory.vectors.count(user_id), memory.keywords.count(user_id))
-        )
-    return counts
+def count_index(home: Home) -> list[IndexDiff]:
+    """Per user: the ids SQL says both indexes should hold against those they hold
+    (``Runtime.check_index``)."""
+    return home.runtime().check_index()
+
+
+@operation("doctor.outbox")
+def pending_vector_writes(home: Home) -> int:
+    """Vector writes committed in SQL, not applied yet (``Runtime.check_index``'s companion)."""
+    return pending_writes(home.runtime().memory)
+
+
+@operation("index.repair")
+def repair_index(home: Home) -> Repair:
+    """Fix only what the index check found (``Runtime.repair_index``)."""
+    return home.runtime().repair_index()

@@ -1,4 +1,4 @@
-"""The CLI end to end: the installed entry point, memory commands, doctor, index rebuild."""
+"""The CLI end to end: the installed entry point, memory commands, doctor, index repair and rebuild."""
 
 from __future__ import annotations
 
@@ -93,7 +93,18 @@ def test_doctor_warns_about_ollama_and_catches_a_stale_index(home: Path, tmp_pat
     with Runtime(Settings(home=home), chat_model=ScriptedChatModel()) as rt:
         rt.memory.vectors.drop_user("me")
     stale = runner.invoke(app, ["doctor", "--home", str(home)], env=env)
-    assert stale.exit_code == 1 and "index rebuild" in stale.output
+    assert stale.exit_code == 1 and "2 missing vectors" in stale.output and "index repair" in stale.output
+    repaired = runner.invoke(app, ["index", "repair", "--home", str(home)])
+    assert repaired.exit_code == 0 and "indexed 2, removed 0" in repaired.output
+    assert runner.invoke(app, ["doctor", "--home", str(home)], env=env).exit_code == 3
+    with Runtime(Settings(home=home), chat_model=ScriptedChatModel()) as rt:  # same counts, wrong ids
+        (one, _) = [r.id for r in rt.memories("me")]
+        vector = rt.memory.vectors.get_vectors("me", [one])[one]
+        rt.memory.vectors.delete("me", [one])
+        rt.memory.vectors.upsert("me", ["00000000-0000-4000-8000-000000000000"], vector[None, :])
+    mixed = runner.invoke(app, ["doctor", "--home", str(home)], env=env)
+    assert mixed.exit_code == 1 and "1 missing vectors" in mixed.output and "1 orphan vectors" in mixed.output
+    assert "indexed 1, removed 1" in runner.invoke(app, ["index", "repair", "--home", str(home)]).output
     rebuilt = runner.invoke(app, ["index", "rebuild", "--home", str(home)])
     assert rebuilt.exit_code == 0 and "indexed 2" in rebuilt.output
     assert runner.invoke(app, ["doctor", "--home", str(home)], env=env).exit_code == 3

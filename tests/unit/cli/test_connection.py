@@ -16,6 +16,7 @@ from tianma import Settings
 from tianma.cli.app import app, open_runtime
 from tianma.cli.connection import DirectConnection
 from tianma.errors import BackendUnavailableError
+from tianma.memory.index_check import IndexDiff
 from tianma.operations import learning as learning_ops
 from tianma.operations import memory as memory_ops
 from tianma.operations.homes import DirectHome
@@ -76,7 +77,7 @@ def test_a_direct_home_opens_the_runtime_only_when_an_operation_needs_it(home: P
         assert conn.call(memory_ops.list_reviews, None, None) == []
         assert {j.name for j in conn.call(learning_ops.list_jobs)} >= {"decay", "reflection"}
         assert not direct.opened_runtime
-        assert conn.call(memory_ops.count_index) == [memory_ops.IndexCount("me", 1, 1, 1)]
+        assert conn.call(memory_ops.count_index) == [IndexDiff("me", 1, 1, 1)]
         assert direct.opened_runtime
         assert conn.call(memory_ops.forget, "me", record.id) == 1
     with DirectHome(Settings(home=home), open_runtime) as direct:  # closed above: the index is free again
