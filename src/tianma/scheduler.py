@@ -50,7 +50,6 @@ from sqlalchemy import Engine
 
 from tianma.errors import InvalidInputError
 from tianma.memory import job_runs
-from tianma.memory.behaviour_review import weekly_review
 from tianma.memory.dialogue_ends import idle_dialogues
 from tianma.memory.schema import as_aware, utcnow
 from tianma.settings import Settings
@@ -193,7 +192,7 @@ def _reflection(rt: Runtime, at: datetime) -> dict[str, Any]:
 
 
 def _behaviour_review(rt: Runtime, at: datetime) -> dict[str, Any]:
-    reports = weekly_review(rt.memory, rt.constitution, None, at, zone=rt.settings.zone)
+    reports = rt.weekly_review(None, at)  # under the memory lock, one user at a time
     queued = [p for r in reports for p in r["proposals"] if p["status"] == "queued"]
     return {"users": len(reports), "run_ids": [r["run_id"] for r in reports if r["run_id"]],
             "topics": sum(len(r["topics"]) for r in reports), "proposals": len(queued),

@@ -11,7 +11,6 @@ from tests.conftest import RuntimeFactory
 from tests.fakes import CharacterEmbedder
 from tianma import Runtime
 from tianma.memory import job_runs
-from tianma.memory.behaviour_review import weekly_review as review
 from tianma.policies.behaviour import Turn, analyse, topic_of
 from tianma.scheduler import Scheduler, builtin_jobs, current_slot, due_jobs
 from tianma.settings import SchedulerSettings, Settings
@@ -27,7 +26,7 @@ TOPICS = {
 
 
 def weekly_review(rt: Runtime, user_id: str, at: datetime) -> list[dict[str, Any]]:
-    return review(rt.memory, rt.constitution, user_id, at, zone=rt.settings.zone)
+    return rt.weekly_review(user_id, at)
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -71,4 +71,46 @@ class VectorIndex(Protocol):
 
     def close(self) -> None:
         """Release the client."""
+        ...
+
+
+@runtime_checkable
+class KeywordIndex(Protocol):
+    """BM25 keyword search over records' tokenised text; derived data, rebuilt from SQL.
+
+    Record ids are global: a record belongs to the user it was last upserted for.
+    """
+
+    def upsert(self, user_id: str, items: Iterable[tuple[str, str]]) -> None:
+        """Index ``(record_id, text)`` pairs of a user, replacing earlier entries of those ids."""
+        ...
+
+    def delete(self, record_ids: Sequence[str]) -> None:
+        """Remove entries by record id, whoever owns them; unknown ids are a no-op."""
+        ...
+
+    def drop_user(self, user_id: str) -> None:
+        """Remove every entry of this user and no other's."""
+        ...
+
+    def optimize(self) -> None:
+        """Compact storage so deleted text is physically gone (a no-op where nothing lingers)."""
+        ...
+
+    def clear(self) -> None:
+        """Remove every entry of every user (before a rebuild)."""
+        ...
+
+    def ids(self, user_id: str) -> set[str]:
+        """The record ids of a user's entries (``tianma doctor`` compares them with SQL)."""
+        ...
+
+    def count(self, user_id: str) -> int:
+        """How many entries a user has."""
+        ...
+
+    def search(
+        self, user_id: str, query_tokens: Sequence[str], limit: int, *, others: bool = False
+    ) -> list[tuple[str, float]]:
+        """``(record_id, score > 0)`` sharing a query token, best first; ``others``: all other users'."""
         ...

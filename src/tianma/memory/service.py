@@ -10,8 +10,7 @@ from typing import Any
 
 from tianma.errors import BackendUnavailableError
 from tianma.memory import outbox
-from tianma.memory.keyword_index import SqliteKeywordIndex
-from tianma.memory.protocols import Embedder, Matrix, VectorIndex
+from tianma.memory.protocols import Embedder, KeywordIndex, Matrix, VectorIndex
 from tianma.memory.records import Kind, MemoryRecord, NewEvent, Provenance
 from tianma.memory.sql_store import SqlMemoryStore
 
@@ -39,7 +38,7 @@ class Memory:
 
     store: SqlMemoryStore
     vectors: VectorIndex
-    keywords: SqliteKeywordIndex
+    keywords: KeywordIndex
     embedder: Embedder
 
     def index(self, records: Sequence[MemoryRecord], vectors: Matrix | None = None) -> None:
