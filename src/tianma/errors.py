@@ -22,6 +22,7 @@
           │    └── BadUserTokenError          401: a signed Open WebUI user header that does not verify
           ├── ForbiddenError                  403: not allowed from there (origin, host, form token)
           ├── TurnNotFoundError               404: no turn matches what the request names
+          ├── ModelNotFoundError              404: Ollama has no model by the name a chat asks for
           ├── ServerBusyError                 503: every turn slot is taken and the wait line is full
           └── ClientGoneError                 499: the client went away before its answer began
 
@@ -136,6 +137,17 @@ class TurnNotFoundError(RequestError):
     """No turn matches what the request names (an Open WebUI rating of a reply tianma never gave)."""
 
     status = 404
+
+
+class ModelNotFoundError(RequestError):
+    """Ollama has no model by the name a chat request asks for (refused before its turn)."""
+
+    status = 404
+
+    def __init__(self, message: str, *, hint: str = "") -> None:
+        super().__init__(message, param="model", code="model_not_found")
+        self.hint = hint
+        """What to do about it (``ollama pull …``), sent as Ollama's ``hint``."""
 
 
 class ServerBusyError(RequestError):

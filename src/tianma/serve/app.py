@@ -19,6 +19,7 @@ from tianma.serve.auth import Authenticator
 from tianma.serve.context import ServeContext
 from tianma.serve.dialogues import DialogueTracker
 from tianma.serve.error_handlers import exception_handlers
+from tianma.serve.models import InstalledModels
 from tianma.serve.origin_guard import OriginGuard
 from tianma.serve.turns import TurnRunner
 from tianma.serve.ui import ui_routes
@@ -57,7 +58,7 @@ def create_app(runtime: Runtime, *, host: str | None = None, scheduler: bool | N
     upstream = Upstream(settings.ollama.base_url, settings.ollama.timeout_s)
     dialogues = DialogueTracker()
     turns = TurnRunner(runtime, upstream, dialogues, serve.max_concurrent, serve.max_queue)
-    ctx = ServeContext(runtime, auth, upstream, dialogues, turns)
+    ctx = ServeContext(runtime, auth, upstream, dialogues, turns, InstalledModels(upstream))
     run_jobs = serve.scheduler if scheduler is None else scheduler
     if background_learning:
         runtime.start_background_learning()  # a reply never waits for a reflection it triggered

@@ -9,6 +9,7 @@ from starlette.requests import HTTPConnection
 
 from tianma.serve.auth import Authenticator
 from tianma.serve.dialogues import DialogueTracker
+from tianma.serve.models import InstalledModels
 from tianma.serve.upstream import Upstream
 
 if TYPE_CHECKING:
@@ -18,13 +19,14 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ServeContext:
-    """The runtime, who may ask, the Ollama behind, and the turn runner."""
+    """The runtime, who may ask, the Ollama behind (and its models), and the turn runner."""
 
     runtime: Runtime
     auth: Authenticator
     upstream: Upstream
     dialogues: DialogueTracker
     turns: TurnRunner
+    models: InstalledModels
 
 
 def context_of(conn: HTTPConnection) -> ServeContext:

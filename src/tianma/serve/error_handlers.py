@@ -1,7 +1,7 @@
 """Every error a request meets, as the API it came through reports one.
 
 * ``/api/*`` and ``/`` (Ollama's API): ``{"error": "..."}`` (plus Ollama's ``hint`` where
-  tianma has one); mid-stream, an NDJSON line ``{"error": "..."}``.
+  tianma has one: a model Ollama lacks); mid-stream, an NDJSON line ``{"error": "..."}``.
 * ``/v1/*`` (OpenAI's): ``{"error": {"message", "type", "param", "code"}}``, ``type``
   ``invalid_request_error`` for a 4xx and ``api_error`` for a 5xx; mid-stream, an SSE event
   carrying that object.
@@ -30,6 +30,7 @@ from tianma.errors import (
     GuardrailBlockedError,
     HomeInUseError,
     InvalidInputError,
+    ModelNotFoundError,
     RecordNotFoundError,
     RequestError,
     TianmaError,
@@ -104,7 +105,7 @@ def body_of(api: Api, exc: BaseException) -> dict[str, Any]:
     lone surrogate, written out as ``\\udXXX``: the body must be UTF-8)."""
     param = exc.param if isinstance(exc, RequestError) else None
     code = exc.code if isinstance(exc, RequestError) else None
-    hint = exc.hint if isinstance(exc, UpstreamError) else ""
+    hint = exc.hint if isinstance(exc, UpstreamError | ModelNotFoundError) else ""
     return error_body(api, status_of(exc), printable(message_of(exc)), code=code, hint=printable(hint),
                       param=None if param is None else printable(param))  # fmt: skip
 

@@ -36,7 +36,7 @@ async def api(request: Request) -> Response:
 async def chat(request: Request) -> Response:
     """``POST /api/chat``: a tianma turn (streaming NDJSON by default, or one JSON object).
 
-    Errors (a bad body, no key, a full wait line …) are raised and answered in Ollama's shape
+    Errors (a bad body, no key, a model Ollama lacks, a full wait line …) are raised and answered in Ollama's shape
     by :mod:`tianma.serve.error_handlers`; the body is checked whole before the turn starts.
     """
     ctx = context_of(request)
@@ -51,6 +51,7 @@ async def chat(request: Request) -> Response:
     if not req.is_turn(serve.task_prefixes):  # a model load, a tool round, “continue”
         return await pass_through(request, "/api/chat", json.dumps(body).encode(), continuing(ctx, req))
     check_turn_size(req, serve)
+    await ctx.models.check(req.model)  # a model Ollama lacks: its 404 now, before the turn records anything
     items = ctx.turns.run(req)
     first = await first_item(request, items)
     headers = turn_headers(req.event_id, req.dialogue_id)

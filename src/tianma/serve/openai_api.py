@@ -124,7 +124,7 @@ async def other(request: Request) -> Response:
 async def chat_completions(request: Request) -> Response:
     """``POST /v1/chat/completions``: a tianma turn (SSE when ``stream`` is true).
 
-    Errors (a bad body, no key, a full wait line …) are raised and answered in OpenAI's shape
+    Errors (a bad body, no key, a model Ollama lacks, a full wait line …) are raised and answered in OpenAI's shape
     by :mod:`tianma.serve.error_handlers`; the body is checked whole before the turn starts.
     """
     ctx = context_of(request)
@@ -139,6 +139,7 @@ async def chat_completions(request: Request) -> Response:
     if not req.is_turn(serve.task_prefixes):  # a tool round, “continue”: Ollama's OpenAI layer answers
         return await pass_through(request, "/v1/chat/completions", json.dumps(body).encode(), continuing(ctx, req))
     check_turn_size(req, serve)
+    await ctx.models.check(req.model)  # a model Ollama lacks: its 404 now, before the turn records anything
     items = ctx.turns.run(req)
     first = await first_item(request, items)
     headers = turn_headers(req.event_id, req.dialogue_id)

@@ -45,6 +45,7 @@ EXPECTED: dict[type[BaseException], int] = {
     errors.BadUserTokenError: 401,
     errors.ForbiddenError: 403,
     errors.TurnNotFoundError: 404,
+    errors.ModelNotFoundError: 404,
     errors.ServerBusyError: 503,
     errors.ClientGoneError: 499,
     LoginRequiredError: 401,

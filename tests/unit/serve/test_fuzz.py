@@ -325,10 +325,15 @@ def test_what_clients_send_is_accepted(fuzzed: Fuzzed, api: str) -> None:
         assert fuzzed.runtime.memory.store.count() > before
 
 
-def test_an_unknown_model_is_ollamas_404_and_the_message_is_kept(fuzzed: Fuzzed) -> None:
-    """A well-formed name Ollama does not have is not refused up front: Ollama answers, and the
-    user's message is recorded as for any failed model call."""
+def test_an_unknown_model_is_ollamas_404_before_the_turn(fuzzed: Fuzzed) -> None:
+    """A well-formed name Ollama does not have (by its ``/api/tags``) is refused up front, in the
+    API's shape: nothing recorded, no chat sent to Ollama."""
     for api in BASES:
+        before, chats = fuzzed.runtime.memory.store.count(), len(fuzzed.standin.requests_to("/api/chat"))
         r = fuzzed.client.post(PATHS[api], json=_changed(_last_text(api, "在吗"), ("model",), "llama9:70b"))
         assert r.status_code == 404
         assert "llama9:70b" in (r.json()["error"] if api == "ollama" else r.json()["error"]["message"])
+        if api == "openai":
+            assert (r.json()["error"]["param"], r.json()["error"]["code"]) == ("model", "model_not_found")
+        assert fuzzed.runtime.memory.store.count() == before
+        assert len(fuzzed.standin.requests_to("/api/chat")) == chats

@@ -116,7 +116,8 @@ def test_a_missing_model_is_the_same_404_as_ollamas(serve: ServeFactory) -> None
     assert err.value.error == "model 'llama9:70b' not found"
     r = httpx.post(f"{s.url}/api/chat", json={"model": "llama9:70b", "messages": [{"role": "user", "content": "hi"}]})
     assert "ollama pull llama9:70b" in r.json()["hint"]
-    assert s.runtime.memories("me", "event")[0].content == "hi"  # the message is still recorded
+    assert s.runtime.memories("me", "event") == []  # refused before the turn: nothing recorded
+    assert s.chat_bodies() == []
 
 
 def test_ollama_down_is_a_clear_502(serve: ServeFactory) -> None:
