@@ -11,6 +11,7 @@ import random
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -23,6 +24,8 @@ from tianma import Runtime, Settings
 from tianma.memory.index_check import pending_writes
 
 KILLS = int(os.environ.get("TIANMA_CRASH_KILLS", "50"))
+KILL_LATEST_S = 20.0
+"""A worker whose focus operation never starts is killed after this anyway."""
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -51,18 +54,32 @@ class Ledger:
             self.in_flight[begun["begin"]] += 1
 
 
-def run_and_kill(home: Path, seed: int, focus: str, wait_s: float) -> list[dict[str, Any]]:
+def run_and_kill(home: Path, seed: int, focus: str, rng: random.Random) -> list[dict[str, Any]]:
+    """Run the worker and kill it a few milliseconds after the n-th start of a ``focus``
+    operation (n random: its store is not empty by then), or after ``KILL_LATEST_S``."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "tests.crash_worker", str(home), str(seed), focus],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)  # fmt: skip
     assert proc.stdout is not None
-    ready = proc.stdout.readline()
-    assert json.loads(ready or "{}").get("ready"), proc.stderr.read() if proc.stderr else ready
-    time.sleep(wait_s)
-    proc.kill()  # SIGKILL: no cleanup, no flush, whatever was half-written stays so
+    timer = threading.Timer(KILL_LATEST_S, proc.kill)
+    timer.start()
+    lines: list[dict[str, Any]] = []
+    nth, seen = rng.randint(1, 6), 0
+    try:
+        for raw in proc.stdout:
+            lines.append(json.loads(raw))
+            if lines[-1].get("begin") == focus:
+                seen += 1
+                if seen == nth:
+                    time.sleep(rng.uniform(0, 0.03))
+                    break
+    finally:
+        proc.kill()  # SIGKILL: no cleanup, no flush, whatever was half-written stays so
+        timer.cancel()
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == -9, err
-    return [json.loads(line) for line in out.splitlines() if line.strip()]
+    assert lines and lines[0].get("ready"), err
+    return lines + [json.loads(line) for line in out.splitlines() if line.strip()]
 
 
 def check(home: Path, ledger: Ledger) -> None:
@@ -96,9 +113,10 @@ def test_kill_9_at_random_points_then_restart(tmp_path: Path) -> None:
     ledger = Ledger()
     for seed in range(KILLS):
         focus = OPS[seed % len(OPS)]
-        lines = run_and_kill(home, seed, focus, rng.uniform(0.2, 2.0))
+        lines = run_and_kill(home, seed, focus, rng)
         ledger.read(lines)
         check(home, ledger)
     assert len(ledger.events) > 100  # the processes did real work between kills
+    print(f"kills landed in: {dict(ledger.in_flight)}")  # shown with -s
     interrupted = {op for op, n in ledger.in_flight.items() if n}
     assert {"chat", "ingest", "reflect", "forget"} <= interrupted, ledger.in_flight
