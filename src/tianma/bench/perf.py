@@ -22,8 +22,10 @@ import itertools
 import math
 import os
 import resource
+import sqlite3
 import tempfile
 import time
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -162,6 +164,7 @@ def measure_size(
             "tokens": tokens,
             "tokens_target_met": tokens["memory"]["p95"] <= TARGET_MEMORY_TOKENS,
             "disk_mb": round(sum(f.stat().st_size for f in home.rglob("*") if f.is_file()) / 2**20, 1),
+            "checkpoints": checkpoint_size(home),
             "samples": [
                 {k: v for k, v in vars_of(s).items() if k not in ("nodes_ms", "embed_ms")} for s in samples
             ],
@@ -181,6 +184,20 @@ def measure_size(
                     rt.close()
     result["max_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     return result
+
+
+def checkpoint_size(home: Path) -> dict[str, Any]:
+    """The checkpoint file after the measured turns: bytes (with its WAL), dialogue threads, the
+    largest checkpoint and the most turns one holds (minimal checkpoints: one per dialogue)."""
+    path = home / "checkpoints.db"
+    files = [path, path.with_name(path.name + "-wal")]
+    with closing(sqlite3.connect(path)) as conn:
+        threads, rows, largest = conn.execute(
+            "SELECT count(DISTINCT thread_id), count(*), coalesce(max(length(checkpoint)), 0) FROM checkpoints"
+        ).fetchone()
+    size = sum(f.stat().st_size for f in files if f.exists())
+    return {"bytes": size, "dialogues": threads, "checkpoints": rows, "largest_bytes": largest,
+            "bytes_per_dialogue": round(size / threads) if threads else 0}  # fmt: skip
 
 
 def vars_of(sample: Any) -> dict[str, Any]:

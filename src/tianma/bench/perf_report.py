@@ -274,6 +274,16 @@ def section(payload: dict[str, Any], plots: Path) -> str:
             *_markdown(rebuild_rows(payload)),
             "",
         ]
+    sized = [x for x in payload["sizes"] if x.get("checkpoints")]
+    if sized:
+        shown = "; ".join(
+            f"{x['size']:,} memories: {x['checkpoints']['checkpoints']} checkpoint(s) for "
+            f"{x['checkpoints']['dialogues']} dialogue(s), {x['checkpoints']['bytes'] / 1024:.0f} KiB "
+            f"({x['checkpoints']['bytes_per_dialogue'] / 1024:.1f} KiB per dialogue, largest "
+            f"{x['checkpoints']['largest_bytes'] / 1024:.1f} KiB)"
+            for x in sized
+        )
+        lines += [f"Checkpoints after the measured turns (one per dialogue, window only): {shown}.", ""]
     lines += [f"- {v}" for v in verdicts(payload)]
     overhead, tokens = plot_overhead(payload, plots), plot_tokens(payload, plots)
     lines += [
