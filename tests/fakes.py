@@ -11,8 +11,8 @@ import numpy as np
 from langchain_core.messages import BaseMessage
 
 from tianma.llm.scripted import ScriptedChatModel
-from tianma.memory.protocols import Matrix, Vector
-from tianma.memory.records import MemoryRecord, Provenance, Status
+from tianma.storage.protocols import Matrix, Vector
+from tianma.storage.records import MemoryRecord, Provenance, Status
 
 __all__ = ["CharacterEmbedder", "ScriptedChatModel", "is_reflection_prompt", "learning_model"]
 

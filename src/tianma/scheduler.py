@@ -49,10 +49,10 @@ from opentelemetry.trace import Status, StatusCode
 from sqlalchemy import Engine
 
 from tianma.errors import InvalidInputError
-from tianma.memory import job_runs
-from tianma.memory.dialogue_ends import idle_dialogues
-from tianma.memory.schema import as_aware, utcnow
 from tianma.settings import Settings
+from tianma.storage import job_runs
+from tianma.storage.dialogue_ends import idle_dialogues
+from tianma.storage.schema import as_aware, utcnow
 from tianma.telemetry import semconv as sc
 from tianma.telemetry.spans import tracer
 

@@ -26,8 +26,8 @@ from tests.conftest import RuntimeFactory
 from tests.fakes import CharacterEmbedder, ScriptedChatModel, learning_model
 from tests.unit.serve.ui.seed import SETTINGS, Seeded, seed_user
 from tianma import Runtime, Settings
-from tianma.memory.protocols import Embedder
 from tianma.serve import create_app
+from tianma.storage.protocols import Embedder
 from tianma.testing.ollama_standin import OllamaStandin
 from tianma.testing.server import ServerThread
 

@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 
 from tianma import Runtime
-from tianma.memory.records import MemoryRecord
+from tianma.storage.records import MemoryRecord
 from tianma.testing.ollama_standin import OllamaStandin
 
 OPENWEBUI_VERSION = "0.12.4"

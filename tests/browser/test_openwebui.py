@@ -14,8 +14,8 @@ from typing import Any
 
 from tests.browser.openwebui import TITLE_MARK, OpenWebUI, task_kind, wait_for
 from tianma.cli.openwebui import function_source
-from tianma.memory.records import MemoryRecord
 from tianma.serve.openwebui_feedback import PATH as FEEDBACK_PATH
+from tianma.storage.records import MemoryRecord
 
 MODEL = "qwen2.5:7b"  # one of the stand-in's installed models
 USER = "me"

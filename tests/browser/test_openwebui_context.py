@@ -23,7 +23,7 @@ import pytest
 
 from tests.browser.openwebui import ASGIApp, Exchange, OpenWebUI, task_kind
 from tests.home_scan import files_holding
-from tianma.memory.records import MemoryRecord
+from tianma.storage.records import MemoryRecord
 from tianma.testing.ollama_standin import Reply
 
 MODEL = "qwen2.5:7b"

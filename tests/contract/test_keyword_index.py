@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from tianma.memory.keyword_index import SqliteKeywordIndex
-from tianma.memory.keyword_memory import InMemoryKeywordIndex
-from tianma.memory.protocols import KeywordIndex
-from tianma.memory.sql_store import create_sql_engine
-from tianma.memory.tokenize import tokenize
+from tianma.storage.keyword_index import SqliteKeywordIndex
+from tianma.storage.keyword_memory import InMemoryKeywordIndex
+from tianma.storage.protocols import KeywordIndex
+from tianma.storage.sql_store import create_sql_engine
+from tianma.text.tokenize import tokenize
 
 
 @pytest.fixture(params=["sqlite", "memory"])

@@ -11,9 +11,9 @@ from sqlalchemy import func, select, update
 
 from tianma import ConfigError
 from tianma.errors import MemoryStoreError, RecordNotFoundError
-from tianma.memory import schema as t
-from tianma.memory.records import NewEvent, Provenance
-from tianma.memory.sql_store import SqlMemoryStore, create_sql_engine
+from tianma.storage import schema as t
+from tianma.storage.records import NewEvent, Provenance
+from tianma.storage.sql_store import SqlMemoryStore, create_sql_engine
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

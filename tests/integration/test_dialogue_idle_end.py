@@ -18,10 +18,10 @@ from sqlalchemy import select
 from tests.conftest import RuntimeFactory
 from tests.fakes import CharacterEmbedder, ScriptedChatModel, is_reflection_prompt
 from tianma import Runtime
-from tianma.memory import job_runs
-from tianma.memory import schema as t
 from tianma.scheduler import Scheduler
 from tianma.serve import create_app
+from tianma.storage import job_runs
+from tianma.storage import schema as t
 from tianma.testing.ollama_standin import OllamaStandin
 from tianma.testing.server import ServerThread
 

@@ -17,7 +17,7 @@ from tests.fakes import learning_model
 from tests.integration.test_reflection import EMPTY, T0, reflection_model
 from tianma import Runtime
 from tianma.guardrails.constitution import shipped_path
-from tianma.memory.records import Provenance
+from tianma.storage.records import Provenance
 
 DAYS = 4
 """Reflections on four days take a strategy from 0.5 to 0.8 (> 0.7): it would become active."""

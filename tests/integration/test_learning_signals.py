@@ -13,8 +13,8 @@ from tests.conftest import RuntimeFactory
 from tests.fakes import CharacterEmbedder, learning_model
 from tests.unit.llm.test_structured import OUTCOMES
 from tianma import Runtime
-from tianma.memory import schema as t
-from tianma.memory.records import Provenance
+from tianma.storage import schema as t
+from tianma.storage.records import Provenance
 
 T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
 CORPUS = Path(__file__).parents[1] / "fixtures" / "broken_json"

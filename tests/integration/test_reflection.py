@@ -14,8 +14,8 @@ from sqlalchemy import select
 from tests.conftest import RuntimeFactory
 from tests.fakes import CharacterEmbedder, ScriptedChatModel, learning_model
 from tianma import InvalidInputError, Runtime
-from tianma.memory import schema as t
 from tianma.policies.promotion import Support, decide
+from tianma.storage import schema as t
 
 T0 = datetime(2026, 4, 6, 9, 0, tzinfo=UTC)  # a Monday
 EMPTY = {"new_facts": [], "revised_preferences": [], "new_strategies": [], "deprecated_memories": []}
@@ -193,7 +193,7 @@ def test_a_dry_run_writes_nothing(rt: Runtime) -> None:
 
 
 def test_decay_makes_an_idle_memory_inactive_and_a_hit_prevents_it(make_runtime: RuntimeFactory) -> None:
-    from tianma.memory.records import Provenance
+    from tianma.storage.records import Provenance
 
     rt = make_runtime(chat_model=no_llm(), embedder=CharacterEmbedder())
     said = rt.chat("u", "我家的猫叫咪咪", dialogue_id="d", at=T0)
@@ -251,7 +251,7 @@ def test_a_change_of_mind_under_the_same_key_supersedes_instead_of_supporting(rt
 
 
 def test_validated_in_three_consecutive_dialogues_becomes_a_fact(rt: Runtime) -> None:
-    from tianma.memory.records import Provenance
+    from tianma.storage.records import Provenance
 
     def resident(content: str) -> str:
         record = rt.memory.store.add_record(
@@ -302,7 +302,7 @@ def test_a_fact_that_led_to_an_action_is_written_long_term_and_a_bare_fact_is_no
 
 
 def test_an_unkeyed_preference_is_superseded_by_its_opposite_in_meaning(make_runtime: RuntimeFactory) -> None:
-    from tianma.memory.records import Provenance
+    from tianma.storage.records import Provenance
 
     def rules(event_id: str, text: str) -> dict[str, list[dict[str, Any]]]:
         if "辣" in text:

@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from tests.conftest import RuntimeFactory
 from tests.fakes import CharacterEmbedder, ScriptedChatModel
 from tianma import ChatModelUnavailableError, InvalidInputError, RecordNotFoundError
-from tianma.memory import schema as t
+from tianma.storage import schema as t
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 

@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from tests.conftest import RuntimeFactory
 from tests.fakes import ScriptedChatModel, is_reflection_prompt
-from tianma.memory import schema as t
+from tianma.storage import schema as t
 from tianma.turn import Turn
 
 D0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)  # a Monday

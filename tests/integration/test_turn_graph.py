@@ -14,8 +14,8 @@ from tests.fakes import CharacterEmbedder, ScriptedChatModel
 from tianma import plugins
 from tianma.errors import PluginNotFoundError
 from tianma.graph.build import build_turn_graph
-from tianma.memory.records import Provenance
 from tianma.settings import NODE_NAMES, NodeSettings
+from tianma.storage.records import Provenance
 from tianma.telemetry import semconv as sc
 
 T0 = datetime(2026, 5, 4, 10, 0, tzinfo=UTC)

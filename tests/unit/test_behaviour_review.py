@@ -10,10 +10,10 @@ import pytest
 from tests.conftest import RuntimeFactory
 from tests.fakes import CharacterEmbedder
 from tianma import Runtime
-from tianma.memory import job_runs
 from tianma.policies.behaviour import Turn, analyse, topic_of
 from tianma.scheduler import Scheduler, builtin_jobs, current_slot, due_jobs
 from tianma.settings import SchedulerSettings, Settings
+from tianma.storage import job_runs
 
 SUNDAY = datetime(2026, 3, 8, 3, tzinfo=UTC)  # the default weekly slot: Sunday 03:00 UTC
 MONDAY = datetime(2026, 3, 2, tzinfo=UTC)  # 00:00 of the week's Monday

@@ -31,6 +31,8 @@ def test_all_lists_exactly_the_public_names() -> None:
         "integrations",
         "erasure",
         "chat_history",
+        "storage",
+        "text",
     }
     assert set(tianma.__all__) == public - modules
     for name in tianma.__all__:

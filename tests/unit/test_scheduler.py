@@ -13,11 +13,11 @@ from tests.conftest import RuntimeFactory
 from tests.fakes import CharacterEmbedder
 from tianma import ConfigError, Runtime, load_settings
 from tianma.errors import InvalidInputError
-from tianma.memory import job_runs
-from tianma.memory.records import NewEvent
-from tianma.memory.sql_store import create_sql_engine
 from tianma.scheduler import Job, Scheduler, builtin_jobs, current_slot, due_slot, next_slot
 from tianma.settings import SchedulerSettings, Settings
+from tianma.storage import job_runs
+from tianma.storage.records import NewEvent
+from tianma.storage.sql_store import create_sql_engine
 
 DAY = datetime(2026, 3, 4, tzinfo=UTC)  # a Wednesday
 

@@ -14,9 +14,9 @@ import pytest
 from tests.conftest import RuntimeFactory
 from tests.fakes import CharacterEmbedder
 from tianma import Runtime
-from tianma.memory import job_runs
 from tianma.scheduler import Job, Scheduler, builtin_jobs, current_slot, next_slot
 from tianma.settings import SchedulerSettings, Settings
+from tianma.storage import job_runs
 
 NEW_YORK = ZoneInfo("America/New_York")  # DST 2026: from Sunday 8 March 02:00, until Sunday 1 November 02:00
 SHANGHAI = ZoneInfo("Asia/Shanghai")

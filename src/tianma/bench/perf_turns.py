@@ -52,10 +52,10 @@ from tianma.bench.common import describe, progress_bar, token_counter
 from tianma.bench.perf_corpus import REPLIES, query_stream
 from tianma.bench.perf_populate import HISTORY_END, USER_ID
 from tianma.llm.scripted import ScriptedChatModel
-from tianma.memory import schema as t
-from tianma.memory.protocols import Embedder
 from tianma.prompting import MEMORY_INTRO
 from tianma.settings import NODE_NAMES, LearningSettings
+from tianma.storage import schema as t
+from tianma.storage.protocols import Embedder
 from tianma.telemetry import semconv as sc
 
 

@@ -17,7 +17,7 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from tianma.memory.protocols import Embedder, Matrix, Vector
+from tianma.storage.protocols import Embedder, Matrix, Vector
 
 
 @dataclass(frozen=True, slots=True)

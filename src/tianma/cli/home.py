@@ -19,10 +19,10 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
 from tianma.errors import BackendUnavailableError, ConfigError
-from tianma.memory import schema as t
-from tianma.memory.sql_store import SqlMemoryStore
 from tianma.runtime import Runtime
 from tianma.settings import Settings
+from tianma.storage import schema as t
+from tianma.storage.sql_store import SqlMemoryStore
 
 Access = Literal["writable", "read-only"]
 FIX = "point --home or TIANMA_HOME at a folder you can write"

@@ -24,9 +24,9 @@ from tianma.cli.app import (
 from tianma.cli.connection import connect, require_no_server
 from tianma.cli.home import require_writable
 from tianma.errors import InvalidInputError
-from tianma.memory.records import KINDS, STATUSES, MemoryRecord
 from tianma.operations import memory as ops
 from tianma.settings import describe_zone
+from tianma.storage.records import KINDS, STATUSES, MemoryRecord
 
 
 def _clip(text: str, width: int = 70) -> str:

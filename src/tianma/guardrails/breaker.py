@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tianma.guardrails.constitution import Constitution
-from tianma.memory.protocols import Embedder
+from tianma.storage.protocols import Embedder
 
 
 @dataclass(frozen=True, slots=True)

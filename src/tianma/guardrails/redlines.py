@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from tianma.guardrails.output_checks import apply_findings, run_builtin_checks
-from tianma.memory.records import MemoryRecord
-from tianma.memory.tokenize import token_set
+from tianma.storage.records import MemoryRecord
+from tianma.text.tokenize import token_set
 
 VerdictType = Literal["pass", "amended", "blocked"]
 

@@ -11,12 +11,12 @@ from langchain_core.messages import HumanMessage
 from tianma.guardrails.constitution import Constitution
 from tianma.guardrails.redlines import full_check
 from tianma.guardrails.regression import Rendered, Scenario
-from tianma.memory.records import MemoryRecord
 from tianma.policies.conflicts import resolve
 from tianma.policies.domains import infer_domain
 from tianma.policies.strategies import select_strategies
 from tianma.prompting import build_messages
 from tianma.settings import Settings
+from tianma.storage.records import MemoryRecord
 
 REPLAY_DAY = date(2026, 1, 7)
 """A Wednesday: scenarios set only the (local) hour."""

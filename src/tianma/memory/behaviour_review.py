@@ -22,16 +22,16 @@ from sqlalchemy.engine import Connection
 
 from tianma.guardrails.constitution import Constitution
 from tianma.guardrails.zones import classify, mode_for
-from tianma.memory import schema as t
-from tianma.memory.changes import ChangeSet
-from tianma.memory.records import Provenance
 from tianma.memory.reflection_store import STRATEGY_DEFAULT_ZONE
 from tianma.memory.reviews import preview, queue
-from tianma.memory.schema import as_aware
 from tianma.memory.service import Memory
-from tianma.memory.sql_store import map_sql_errors
 from tianma.policies.behaviour import Proposal, Signal, Turn, Week, analyse
 from tianma.settings import describe_zone
+from tianma.storage import schema as t
+from tianma.storage.changes import ChangeSet
+from tianma.storage.records import Provenance
+from tianma.storage.schema import as_aware
+from tianma.storage.sql_store import map_sql_errors
 
 WINDOW = timedelta(days=7)
 ORIGIN = "weekly_review"

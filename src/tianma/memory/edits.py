@@ -1,6 +1,6 @@
 """A person's own edit of a learnt record: a new version with the reason, never an untracked overwrite.
 
-The edit is applied through a :class:`~tianma.memory.changes.ChangeSet`, so the prior content
+The edit is applied through a :class:`~tianma.storage.changes.ChangeSet`, so the prior content
 stays in ``record_versions`` (reason ``edited by the user: …``) and the whole change is logged as
 an undoable run (``undo_reflection(run_id)``), like an approval or a rollback.
 """
@@ -12,11 +12,11 @@ from datetime import datetime
 from typing import Any
 
 from tianma.errors import InvalidInputError
-from tianma.memory import schema as t
-from tianma.memory.changes import ChangeSet
-from tianma.memory.records import Kind
 from tianma.memory.service import Memory
-from tianma.memory.sql_store import map_sql_errors
+from tianma.storage import schema as t
+from tianma.storage.changes import ChangeSet
+from tianma.storage.records import Kind
+from tianma.storage.sql_store import map_sql_errors
 
 EDITABLE_KINDS: frozenset[Kind] = frozenset({"fact", "preference", "experience", "strategy"})
 """What a person may edit: learnt records. Events are the raw log and signals are observations."""

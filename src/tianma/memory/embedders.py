@@ -12,7 +12,7 @@ import httpx
 import numpy as np
 
 from tianma.errors import BackendUnavailableError
-from tianma.memory.protocols import Embedder, Matrix, Vector
+from tianma.storage.protocols import Embedder, Matrix, Vector
 from tianma.telemetry.spans import embedding_span as _span
 
 

@@ -7,11 +7,11 @@ from typing import Any
 
 from sqlalchemy import update
 
-from tianma.memory import schema as t
-from tianma.memory.records import MemoryRecord, Provenance
 from tianma.memory.service import Memory
-from tianma.memory.sql_store import map_sql_errors
 from tianma.policies.credit import credited_confidence, merge_weak, polarity, writes_alone
+from tianma.storage import schema as t
+from tianma.storage.records import MemoryRecord, Provenance
+from tianma.storage.sql_store import map_sql_errors
 
 CREDITED_KINDS = frozenset({"fact", "preference", "experience", "strategy"})
 """Events are the raw log: their confidence is not learnt."""

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tianma.memory import outbox
 from tianma.memory.service import INDEXED_KINDS, Memory, is_indexed
+from tianma.storage import outbox
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,9 @@ from typing import Literal
 
 from sqlalchemy import func, or_, select
 
-from tianma.memory import schema as t
-from tianma.memory.sql_store import SqlMemoryStore, map_sql_errors
 from tianma.policies.credit import NEGATIVE
+from tianma.storage import schema as t
+from tianma.storage.sql_store import SqlMemoryStore, map_sql_errors
 
 Unit = Literal["day", "week"]
 WEEKLY_AFTER_DAYS = 92

@@ -11,14 +11,14 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Connection
 
 from tianma.guardrails.zones import Zone
-from tianma.memory import schema as t
-from tianma.memory.changes import ChangeSet, undo_run
-from tianma.memory.records import Kind, Provenance
 from tianma.memory.reviews import queue
 from tianma.memory.service import Memory
-from tianma.memory.sql_store import SqlMemoryStore, map_sql_errors
 from tianma.policies.credit import NEGATIVE
 from tianma.settings import LearningSettings
+from tianma.storage import schema as t
+from tianma.storage.changes import ChangeSet, undo_run
+from tianma.storage.records import Kind, Provenance
+from tianma.storage.sql_store import SqlMemoryStore, map_sql_errors
 
 STRATEGY_DEFAULT_ZONE: Zone = "caution"
 """Learnt strategies change behaviour (style, depth, order): the caution zone of DESIGN.md §5

@@ -17,11 +17,11 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import Connection
 
 from tianma.errors import InvalidInputError, RecordNotFoundError
-from tianma.memory import schema as t
-from tianma.memory.changes import ChangeSet
-from tianma.memory.records import Status
 from tianma.memory.service import Memory
-from tianma.memory.sql_store import SqlMemoryStore, map_sql_errors
+from tianma.storage import schema as t
+from tianma.storage.changes import ChangeSet
+from tianma.storage.records import Status
+from tianma.storage.sql_store import SqlMemoryStore, map_sql_errors
 
 
 def preview(proposal: dict[str, Any], existing: Iterable[dict[str, Any]]) -> dict[str, Any]:

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import numpy as np
 
-from tianma.memory.protocols import Embedder, Matrix, Vector
-from tianma.memory.records import Candidate, MemoryRecord
 from tianma.memory.service import Memory, index_text, is_indexed
 from tianma.memory.subjects import SubjectLabels
-from tianma.memory.tokenize import token_set, tokenize
+from tianma.storage.protocols import Embedder, Matrix, Vector
+from tianma.storage.records import Candidate, MemoryRecord
+from tianma.text.tokenize import token_set, tokenize
 
 NEUTRAL_ANCHORS = (
     "随便聊聊",

@@ -9,10 +9,10 @@ from datetime import datetime
 from typing import Any
 
 from tianma.errors import BackendUnavailableError
-from tianma.memory import outbox
-from tianma.memory.protocols import Embedder, KeywordIndex, Matrix, VectorIndex
-from tianma.memory.records import Kind, MemoryRecord, NewEvent, Provenance
-from tianma.memory.sql_store import SqlMemoryStore
+from tianma.storage import outbox
+from tianma.storage.protocols import Embedder, KeywordIndex, Matrix, VectorIndex
+from tianma.storage.records import Kind, MemoryRecord, NewEvent, Provenance
+from tianma.storage.sql_store import SqlMemoryStore
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ class Memory:
             self.store.tx.after_commit(self._drain_after_commit)
 
     def drain(self) -> int:
-        """Apply the pending vector writes (:mod:`tianma.memory.outbox`); how many.
+        """Apply the pending vector writes (:mod:`tianma.storage.outbox`); how many.
 
         Raises:
             BackendUnavailableError: the vector index failed (what is left stays pending).

@@ -7,8 +7,8 @@ from collections.abc import Callable, Sequence
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage
 
-from tianma.memory.tokenize import tokenize
 from tianma.policies.signals import is_question
+from tianma.text.tokenize import tokenize
 
 SUMMARY_KEYS = ("topic", "user_view", "decision", "open_items", "emotion")
 """The five keys of the rolling summary."""

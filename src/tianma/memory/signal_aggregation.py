@@ -27,12 +27,12 @@ from typing import Any
 
 from sqlalchemy import Select, select, update
 
-from tianma.memory import schema as t
 from tianma.memory.feedback import apply_signal
-from tianma.memory.records import MemoryRecord
 from tianma.memory.service import Memory
-from tianma.memory.sql_store import map_sql_errors
 from tianma.policies.credit import polarity, writes_alone
+from tianma.storage import schema as t
+from tianma.storage.records import MemoryRecord
+from tianma.storage.sql_store import map_sql_errors
 
 ARCHIVED_AT = "archived_at"
 """Key in a signal's ``data``: when a feedback-aggregation pass archived it."""

@@ -25,7 +25,7 @@ from typing import Literal
 
 import numpy as np
 
-from tianma.memory.protocols import Embedder
+from tianma.storage.protocols import Embedder
 
 Label = Literal["statement", "mood", "other"]
 LABELS: tuple[Label, ...] = ("statement", "mood", "other")

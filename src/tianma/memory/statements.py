@@ -24,14 +24,14 @@ from typing import Any
 
 import numpy as np
 
-from tianma.memory.extract import extract_statements
-from tianma.memory.records import MemoryRecord
 from tianma.memory.service import Memory
-from tianma.memory.sql_store import SqlMemoryStore
 from tianma.memory.subjects import SubjectLabels
-from tianma.memory.tokenize import token_set
 from tianma.policies.reflection import has_negation, normalise
 from tianma.policies.statements import StatementCue, classify_statement, period_end, says_it_lasts
+from tianma.storage.records import MemoryRecord
+from tianma.storage.sql_store import SqlMemoryStore
+from tianma.text.extract import extract_statements
+from tianma.text.tokenize import token_set
 
 STATEMENT_PREFIX = "statement."
 SAME_SUBJECT = 0.5

@@ -12,11 +12,11 @@ from collections.abc import Iterable
 
 from sqlalchemy import update
 
-from tianma.memory import schema as t
 from tianma.memory.service import Memory
-from tianma.memory.sql_store import map_sql_errors
 from tianma.policies.credit import NEGATIVE
 from tianma.policies.exploration import Outcome, expected_reward, record_trial, reward, update_weight
+from tianma.storage import schema as t
+from tianma.storage.sql_store import map_sql_errors
 
 
 def outcome_of(signal_types: Iterable[str], explicit: float | None = None) -> Outcome:

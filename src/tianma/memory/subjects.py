@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tianma.memory.protocols import Embedder, Matrix
+from tianma.storage.protocols import Embedder, Matrix
 
 TOP = 2
 """Two statements share a subject when each one's best label is among the other's best two."""

@@ -16,14 +16,11 @@ from tianma.guardrails.secrets import storable
 from tianma.guardrails.zones import may_stand_as_stated
 from tianma.llm.summary import summarise_with_model
 from tianma.memory.feedback import apply_signal
-from tianma.memory.records import NewEvent
 from tianma.memory.reflection_store import reflection_due
-from tianma.memory.replies import replace_reply
 from tianma.memory.shortterm import REPLACE_EVERY, fold_window
 from tianma.memory.statement_model import statement_model
 from tianma.memory.statements import close_superseded, statement_fields
 from tianma.memory.strategy_weights import learn_weights, outcome_of
-from tianma.memory.tokenize import token_set
 from tianma.policies.signals import (
     CONFIDENCE,
     STOPPED_CONFIDENCE,
@@ -33,8 +30,11 @@ from tianma.policies.signals import (
     detect_text_cue,
 )
 from tianma.settings import WindowSettings
+from tianma.storage.records import NewEvent
+from tianma.storage.replies import replace_reply
 from tianma.telemetry import semconv as sc
 from tianma.telemetry.spans import current_span
+from tianma.text.tokenize import token_set
 
 
 def implicit_signals(state: TurnState) -> list[DetectedSignal]:

@@ -15,10 +15,10 @@ from tianma.graph.deps import Deps
 from tianma.graph.state import TurnState, TurnUpdate
 from tianma.guardrails.redlines import full_check
 from tianma.memory.service import Memory
-from tianma.memory.tokenize import tokenize
 from tianma.policies.strategies import redline_rules
 from tianma.telemetry import semconv as sc
 from tianma.telemetry.spans import current_span
+from tianma.text.tokenize import tokenize
 
 LEAK_TERMS = 24
 """The reply's longest distinct tokens searched in other users' records."""

@@ -11,9 +11,6 @@ from langgraph.runtime import Runtime
 from tianma.graph.reflection import ReflectionDeps, ReflectionState
 from tianma.llm.reflection_schema import ReflectionResult
 from tianma.llm.structured import at_low_temperature, call_structured
-from tianma.memory.action_facts import action_facts
-from tianma.memory.extract import Extracted, extract_statements
-from tianma.memory.records import Kind, record_from_dict, record_to_dict
 from tianma.memory.reflection_store import (
     last_reflected_until,
     messages_since_model_call,
@@ -29,8 +26,11 @@ from tianma.policies.reflection import PlanItem, Proposal
 from tianma.policies.reflection_scoring import promotions, score_plan
 from tianma.policies.topics import recurring_topics
 from tianma.prompting import reflection_messages
+from tianma.storage.records import Kind, record_from_dict, record_to_dict
 from tianma.telemetry import semconv as sc
 from tianma.telemetry.spans import content_capture, current_span
+from tianma.text.action_facts import action_facts
+from tianma.text.extract import Extracted, extract_statements
 
 RECURRING_TOPIC_IMPORTANCE = 0.6
 LEARNT_KINDS: tuple[Kind, ...] = ("fact", "preference", "experience", "strategy")

@@ -25,11 +25,11 @@ from tianma.guardrails.injection import detect_injection
 from tianma.guardrails.regression import gate
 from tianma.guardrails.replay import renderer
 from tianma.guardrails.zones import classify, mode_for
-from tianma.memory.records import MemoryRecord, Provenance, record_from_dict
 from tianma.memory.reviews import open_review_ids, preview
 from tianma.policies.credit import NEGATIVE
 from tianma.policies.domains import infer_domain
 from tianma.policies.strategies import redline_rules
+from tianma.storage.records import MemoryRecord, Provenance, record_from_dict
 from tianma.telemetry.spans import current_span
 
 BEHAVIOUR = frozenset({"strategy", "preference"})

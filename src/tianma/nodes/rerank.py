@@ -6,8 +6,8 @@ from langgraph.runtime import Runtime
 
 from tianma.graph.deps import Deps
 from tianma.graph.state import TurnState, TurnUpdate
-from tianma.memory.records import candidate_from_dict, scored_to_dict
 from tianma.policies.scoring import rerank as rank_candidates
+from tianma.storage.records import candidate_from_dict, scored_to_dict
 from tianma.telemetry import semconv as sc
 from tianma.telemetry.spans import current_span
 

@@ -9,12 +9,12 @@ from langgraph.runtime import Runtime
 from tianma.graph.deps import Deps
 from tianma.graph.state import TurnState, TurnUpdate
 from tianma.memory.embedders import embed_message
-from tianma.memory.records import candidate_to_dict
 from tianma.memory.search import hybrid_search
 from tianma.memory.statements import current_only, outdated_by_statements, resident_profile
-from tianma.memory.tokenize import tokenize
+from tianma.storage.records import candidate_to_dict
 from tianma.telemetry import semconv as sc
 from tianma.telemetry.spans import content_capture, current_span
+from tianma.text.tokenize import tokenize
 
 SHORT_MESSAGE_TOKENS = 3
 """A message with fewer tokens than this (\"那周日呢？\") is searched with the previous one."""

@@ -6,9 +6,9 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, ExitStack
 from types import TracebackType
 
-from tianma.memory.sql_store import SqlMemoryStore
 from tianma.runtime import Runtime
 from tianma.settings import Settings
+from tianma.storage.sql_store import SqlMemoryStore
 
 
 class ServedHome:

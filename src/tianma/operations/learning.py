@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from tianma.memory import job_runs
-from tianma.memory.schema import utcnow
 from tianma.operations.operation import Home, operation
 from tianma.scheduler import JobRun, Period, Scheduler, builtin_jobs, due_jobs, is_due, next_slot
+from tianma.storage import job_runs
+from tianma.storage.schema import utcnow
 
 
 @operation("learning.reflect")

@@ -11,10 +11,10 @@ from typing import Any
 from tianma.errors import InvalidInputError, RecordNotFoundError
 from tianma.memory import reviews
 from tianma.memory.index_check import IndexDiff, Repair, pending_writes
-from tianma.memory.records import Kind, MemoryRecord, Status
 from tianma.memory.reflection_store import record_history
 from tianma.operations.operation import Home, operation
 from tianma.policies.conflicts import Conflict, find_conflicts
+from tianma.storage.records import Kind, MemoryRecord, Status
 
 
 @operation("memory.list")

@@ -23,9 +23,9 @@ from tianma import errors
 from tianma.errors import InvalidInputError, TianmaError
 
 if TYPE_CHECKING:
-    from tianma.memory.sql_store import SqlMemoryStore
     from tianma.runtime import Runtime
     from tianma.settings import Settings
+    from tianma.storage.sql_store import SqlMemoryStore
 
 P = ParamSpec("P")
 R = TypeVar("R")

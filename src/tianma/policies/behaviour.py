@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import Any
 
-from tianma.memory.tokenize import nouns
 from tianma.policies.credit import NEGATIVE
 from tianma.policies.domains import DOMAIN_WORDS, infer_domain
 from tianma.settings import describe_zone
+from tianma.text.tokenize import nouns
 
 INTERRUPTING = frozenset({"impatience", "resubmit", "regenerate"})
 POSITIVE_EMOTION = frozenset({"like", "praise"})

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
-from tianma.memory.records import MemoryRecord
 from tianma.policies.reflection import is_opposite, normalise
+from tianma.storage.records import MemoryRecord
 
 TriggerKey = tuple[frozenset[str], frozenset[str], tuple[int, ...] | None]
 

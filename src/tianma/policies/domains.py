@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tianma.memory.tokenize import token_set
+from tianma.text.tokenize import token_set
 
 DOMAIN_WORDS: dict[str, frozenset[str]] = {
     "finance": frozenset(

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
-from tianma.memory.records import MemoryRecord
 from tianma.policies.conflicts import trigger_key
+from tianma.storage.records import MemoryRecord
 
 DEFAULT_EPSILON = 0.2
 HIGH_RISK_EPSILON = 0.05

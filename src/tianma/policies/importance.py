@@ -30,7 +30,7 @@ stays out, even when recurring and acted upon (今天别推贵的, 0.75: 0.05 ×
 
 from __future__ import annotations
 
-from tianma.memory.extract import Extracted
+from tianma.text.extract import Extracted
 
 IMPORTANCE_THRESHOLD = 0.5
 """Statements scoring at least this are written to long-term memory (see the module table)."""

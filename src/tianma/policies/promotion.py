@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from tianma.memory.records import Kind, Status
+from tianma.storage.records import Kind, Status
 
 FACT_REFLECTIONS = 2
 """A fact or preference is active only once two independent reflections proposed it."""

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from tianma.memory.records import Kind, MemoryRecord
+from tianma.storage.records import Kind, MemoryRecord
 
 Action = Literal["create", "support", "supersede", "disable"]
 Similarity = Callable[[str, str], float]

@@ -6,8 +6,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime, tzinfo
 from typing import Any
 
-from tianma.memory.records import MemoryRecord
 from tianma.policies.promotion import Support, decide, reinforce, start_confidence, status_after
+from tianma.storage.records import MemoryRecord
 
 
 def support_of(data: Mapping[str, Any]) -> dict[str, Any]:

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from tianma.memory.records import Candidate, ScoredMemory
 from tianma.policies.reflection import normalise
 from tianma.policies.signals import is_only_question
+from tianma.storage.records import Candidate, ScoredMemory
 
 
 @dataclass(frozen=True, slots=True)

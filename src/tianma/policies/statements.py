@@ -1,7 +1,7 @@
 """Is a message the user stating something about themselves, for how long, and does it take
 something back? Pure functions, Chinese and English, no model.
 
-The rule-based extractor (:mod:`tianma.memory.extract`) turns a few phrasings into clean keyed
+The rule-based extractor (:mod:`tianma.text.extract`) turns a few phrasings into clean keyed
 records; this module is deliberately broader and shallower: it only decides that a message *is*
 a statement (a wish, a fact about the user, a complaint about an earlier answer, a mood), whether
 it is scoped in time (“今天…”, “this week…”: it closes itself when that period ends), and whether
@@ -30,7 +30,7 @@ from datetime import datetime, time, timedelta, tzinfo
 from typing import Literal
 
 from tianma.guardrails.secrets import PLACEHOLDERS as SECRET_PLACEHOLDERS
-from tianma.memory.extract import asserted_sentences
+from tianma.text.extract import asserted_sentences
 
 StatementKind = Literal["wish", "fact", "complaint", "mood"]
 Period = Literal["day", "days", "week"]

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from datetime import datetime, tzinfo
 from typing import Any
 
-from tianma.memory.records import MemoryRecord
-from tianma.memory.tokenize import token_set
+from tianma.storage.records import MemoryRecord
+from tianma.text.tokenize import token_set
 
 MAX_STRATEGIES = 5
 MAX_PREFERENCES = 5

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tianma.memory.tokenize import nouns
+from tianma.text.tokenize import nouns
 
 MIN_GAP = 3
 """Mentions closer than this many turns are one conversation about it, not a recurrence."""

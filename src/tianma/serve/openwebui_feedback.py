@@ -27,12 +27,12 @@ from starlette.routing import BaseRoute, Route
 
 from tianma.errors import BadRequestError, RecordNotFoundError, TurnNotFoundError
 from tianma.guardrails.secrets import storable
-from tianma.memory.external_signals import dialogue_turns, revise_signal, signal_from
-from tianma.memory.records import MemoryRecord
 from tianma.serve.bodies import check_chars
 from tianma.serve.context import ServeContext, context_of
 from tianma.serve.http import authenticate, json_body
 from tianma.serve.openwebui import request_user
+from tianma.storage.external_signals import dialogue_turns, revise_signal, signal_from
+from tianma.storage.records import MemoryRecord
 
 PATH = "/tianma/feedback/openwebui"
 EXTERNAL_PREFIX = "openwebui:"

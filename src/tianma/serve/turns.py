@@ -19,13 +19,13 @@ from starlette.requests import Request
 
 from tianma.errors import ChatModelUnavailableError, ClientGoneError, InvalidInputError, ServerBusyError
 from tianma.guardrails.stream_gate import tail_after
-from tianma.memory.sql_store import new_id
 from tianma.serve import openwebui
 from tianma.serve.auth import Principal
 from tianma.serve.dialogues import DialogueTracker, client_conversation
 from tianma.serve.model_stream import ModelStreams
 from tianma.serve.upstream import Upstream, UpstreamError, UpstreamReply
 from tianma.settings import ServeSettings
+from tianma.storage.sql_store import new_id
 from tianma.turn import ClientTurn, Turn
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ import pytest
 
 from tianma.bench import peers
 from tianma.bench.systems import CachingEmbedder, Doc, System
-from tianma.memory.protocols import Embedder
+from tianma.storage.protocols import Embedder
 
 AT = datetime(2024, 5, 1, 12, 0)
 

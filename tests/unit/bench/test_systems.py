@@ -18,7 +18,7 @@ from tianma.bench.systems import (
     bm25_tokens,
     scratch_dir,
 )
-from tianma.memory.protocols import Matrix, Vector
+from tianma.storage.protocols import Matrix, Vector
 
 AT = datetime(2024, 1, 1, tzinfo=UTC)
 DOCS = [

@@ -137,7 +137,7 @@ def test_reflect_history_undo_maintain_and_strategies(tmp_path: Path, e5: object
 
 
 def test_review_approve_reject_rollback_and_conflicts(tmp_path: Path, e5: object) -> None:
-    from tianma.memory.records import Provenance
+    from tianma.storage.records import Provenance
 
     path = tmp_path / "review-home"
     with Runtime(Settings(home=path), chat_model=ScriptedChatModel(replies=["好"]), embedder=e5) as rt:  # type: ignore[arg-type]

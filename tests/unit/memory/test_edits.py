@@ -11,7 +11,7 @@ from tests.fakes import CharacterEmbedder
 from tianma import Runtime
 from tianma.errors import InvalidInputError, RecordNotFoundError
 from tianma.memory.edits import EDIT_REASON, edit_reason
-from tianma.memory.records import NewEvent, Provenance
+from tianma.storage.records import NewEvent, Provenance
 
 T0 = datetime(2026, 6, 1, 9, tzinfo=UTC)
 

@@ -17,7 +17,7 @@ from tianma.memory.insights import (
     period_start,
     strategy_usage,
 )
-from tianma.memory.records import NewEvent, Provenance
+from tianma.storage.records import NewEvent, Provenance
 
 T0 = datetime(2026, 5, 4, 9, tzinfo=UTC)  # a Monday
 

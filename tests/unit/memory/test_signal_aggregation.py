@@ -10,9 +10,9 @@ from tests.conftest import RuntimeFactory
 from tests.fakes import CharacterEmbedder
 from tianma import Runtime
 from tianma.memory.feedback import apply_signal
-from tianma.memory.records import MemoryRecord, NewEvent, Provenance
 from tianma.memory.signal_aggregation import ARCHIVED_AT, aggregate_signals, is_archived, pending_signals
 from tianma.policies.credit import LEARNING_RATE, MERGED_NEGATIVE, MERGED_POSITIVE
+from tianma.storage.records import MemoryRecord, NewEvent, Provenance
 
 T0 = datetime(2026, 6, 1, 9, tzinfo=UTC)
 RUN = T0 + timedelta(hours=6)

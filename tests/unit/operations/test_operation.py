@@ -17,9 +17,9 @@ from tianma.errors import (
     TianmaError,
 )
 from tianma.guardrails.regression import ScenarioError
-from tianma.memory.records import MemoryRecord, Provenance
 from tianma.operations import OPERATIONS
 from tianma.operations.operation import Home, decode_error, encode_error, operation
+from tianma.storage.records import MemoryRecord, Provenance
 
 T0 = datetime(2026, 2, 1, 8, 30, tzinfo=UTC)
 

@@ -6,8 +6,8 @@ from typing import Any
 import pytest
 
 from tests.fakes import strategy_record
-from tianma.memory.records import MemoryRecord, Status
 from tianma.policies.conflicts import Conflict, find_conflicts, opposite_actions, resolve, trigger_key
+from tianma.storage.records import MemoryRecord, Status
 
 _T0 = datetime(2025, 1, 1, tzinfo=UTC)
 _TRIGGER = {"domains": ["general"], "keywords": ["Answer"]}

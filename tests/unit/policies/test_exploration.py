@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from tests.fakes import strategy_record
-from tianma.memory.records import MemoryRecord, Status
 from tianma.policies.exploration import (
     CREATIVE_EPSILON,
     DEFAULT_EPSILON,
@@ -25,6 +24,7 @@ from tianma.policies.exploration import (
     reward,
     update_weight,
 )
+from tianma.storage.records import MemoryRecord, Status
 
 _T0 = datetime(2025, 1, 1, tzinfo=UTC)
 

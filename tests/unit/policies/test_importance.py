@@ -4,8 +4,8 @@ from dataclasses import replace
 
 import pytest
 
-from tianma.memory.extract import Extracted, extract_statements
 from tianma.policies.importance import IMPORTANCE_THRESHOLD, importance, should_write_long_term
+from tianma.text.extract import Extracted, extract_statements
 
 
 def _one(text: str) -> Extracted:

@@ -4,8 +4,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tianma.memory.records import Candidate, MemoryRecord, Provenance
 from tianma.policies.scoring import RerankPolicy, recency, rerank, score_candidate
+from tianma.storage.records import Candidate, MemoryRecord, Provenance
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 

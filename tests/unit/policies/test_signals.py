@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from tianma.memory.tokenize import token_set
 from tianma.policies.signals import CONFIDENCE, detect_repeat, detect_rephrase, is_question
+from tianma.text.tokenize import token_set
 
 
 def test_confidence_table_matches_the_design() -> None:

@@ -13,10 +13,10 @@ from pydantic import TypeAdapter
 from tests.conftest import RuntimeFactory
 from tests.unit.serve.conftest import ServeFactory
 from tianma.errors import ConfigError
-from tianma.memory.records import MemoryRecord
 from tianma.serve import create_app
 from tianma.serve.admin_api import is_local_peer
 from tianma.serve.serve_file import ADMIN_PATH, TOKEN_HEADER
+from tianma.storage.records import MemoryRecord
 
 TOKEN = "a-token-for-this-run-only-0123456789"
 KEYS = {"api_keys": {"key-alice": "alice"}, "admin_keys": ["key-admin"]}

@@ -9,9 +9,9 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 
 from tests.unit.serve.conftest import MODEL, ServeFactory
-from tianma.memory import job_runs
 from tianma.scheduler import Scheduler
 from tianma.serve import create_app
+from tianma.storage import job_runs
 from tianma.testing.ollama_standin import OllamaStandin
 from tianma.testing.server import ServerThread
 

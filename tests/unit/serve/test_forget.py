@@ -9,7 +9,7 @@ import httpx
 
 from tests.home_scan import files_holding
 from tests.unit.serve.conftest import MODEL, Served, ServeFactory
-from tianma.memory.records import Provenance
+from tianma.storage.records import Provenance
 
 KEYS = {
     "api_keys": {"key-alice": "alice", "key-bob": "bob", "key-carol": "carol"},

@@ -23,10 +23,10 @@ import pytest
 from tests.fakes import ScriptedChatModel
 from tests.unit.serve.conftest import MODEL
 from tianma import Runtime, Settings
-from tianma.memory.protocols import Embedder
 from tianma.serve import create_app
 from tianma.serve.bodies import MAX_DEPTH, param
 from tianma.settings import ServeSettings
+from tianma.storage.protocols import Embedder
 from tianma.testing.ollama_standin import OllamaStandin
 from tianma.testing.server import ServerThread
 

@@ -11,8 +11,8 @@ import pytest
 
 from tests.unit.serve.conftest import MODEL, Served, ServeFactory
 from tianma.errors import BadRequestError
-from tianma.memory.records import MemoryRecord
 from tianma.serve.openwebui_feedback import parse_rating
+from tianma.storage.records import MemoryRecord
 
 PATH = "/tianma/feedback/openwebui"
 KEYS = {"api_keys": {"key-alice": "alice", "key-bob": "bob"}, "admin_keys": ["key-admin"]}

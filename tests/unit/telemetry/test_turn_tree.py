@@ -15,8 +15,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from tests.conftest import RuntimeFactory
 from tests.fakes import CharacterEmbedder, ScriptedChatModel
 from tianma.errors import ChatModelUnavailableError
-from tianma.memory.records import Provenance
 from tianma.settings import NODE_NAMES
+from tianma.storage.records import Provenance
 from tianma.telemetry import semconv as sc
 from tianma.telemetry.span_store import TURN_SPAN_NAME, SpanStore, SqliteSpanExporter
 from tianma.telemetry.turn_tree import SignalSeen, turn_tree

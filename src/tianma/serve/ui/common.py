@@ -27,11 +27,11 @@ from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
 from tianma.errors import ForbiddenError, InvalidInputError, RecordNotFoundError, UnauthorizedError
-from tianma.memory.records import MemoryRecord
-from tianma.memory.schema import as_aware
 from tianma.serve.auth import Principal
 from tianma.serve.context import context_of
 from tianma.settings import describe_zone
+from tianma.storage.records import MemoryRecord
+from tianma.storage.schema import as_aware
 
 if TYPE_CHECKING:
     from tianma.runtime import Runtime

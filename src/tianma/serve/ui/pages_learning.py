@@ -9,11 +9,11 @@ from starlette.routing import BaseRoute
 
 from tianma.errors import RecordNotFoundError
 from tianma.memory.insights import last_turn_at, learning_curve, load_learning_facts, strategy_usage
-from tianma.memory.records import MemoryRecord
 from tianma.serve.ui import queries
 from tianma.serve.ui.charts import Series, bar_chart, line_chart
 from tianma.serve.ui.common import PER_PAGE, Page, Pager, Ui, ui_route
 from tianma.serve.ui.pages_memory import STATUS_LABELS, describe_trigger
+from tianma.storage.records import MemoryRecord
 
 RANGES = {"30": 30, "90": 90, "365": 365, "all": None}
 """Days of activity the learning page covers (ending at the latest turn)."""

@@ -11,10 +11,10 @@ from starlette.routing import BaseRoute
 from tianma.errors import InvalidInputError
 from tianma.memory.edits import EDITABLE_KINDS
 from tianma.memory.insights import strategy_usage
-from tianma.memory.records import KINDS, STATUSES, MemoryRecord
 from tianma.memory.reviews import open_review_ids
 from tianma.serve.ui import queries
 from tianma.serve.ui.common import PER_PAGE, Page, Pager, Ui, ui_route
+from tianma.storage.records import KINDS, STATUSES, MemoryRecord
 
 KIND_LABELS = {
     "event": "消息 Message", "fact": "事实 Fact", "preference": "偏好 Preference",

@@ -14,9 +14,9 @@ from typing import Any
 from sqlalchemy import func, or_, select
 from sqlalchemy.sql.elements import ColumnElement
 
-from tianma.memory import schema as t
-from tianma.memory.records import MemoryRecord
-from tianma.memory.sql_store import SqlMemoryStore, map_sql_errors
+from tianma.storage import schema as t
+from tianma.storage.records import MemoryRecord
+from tianma.storage.sql_store import SqlMemoryStore, map_sql_errors
 
 
 def _like(text: str) -> str:

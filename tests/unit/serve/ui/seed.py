@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from tianma import Runtime
-from tianma.memory.records import Provenance
 from tianma.memory.reviews import queue
+from tianma.storage.records import Provenance
 
 T0 = datetime(2026, 5, 4, 9, tzinfo=UTC)  # a Monday
 KEYS: dict[str, Any] = {"api_keys": {"key-a": "alice", "key-b": "bob"}, "admin_keys": ["key-admin"]}

@@ -10,8 +10,8 @@ from tests.fakes import CharacterEmbedder, learning_model
 from tests.unit.serve.ui.conftest import ClientFactory, UiClient
 from tests.unit.serve.ui.seed import SETTINGS, T0, Seeded, seed_user
 from tianma import Runtime
-from tianma.memory.records import Provenance
 from tianma.serve import create_app
+from tianma.storage.records import Provenance
 
 
 def test_strategies_show_weight_trigger_exploration_and_outcomes(

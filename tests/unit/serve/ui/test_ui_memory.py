@@ -8,7 +8,7 @@ from datetime import timedelta
 from tests.unit.serve.ui.conftest import ClientFactory
 from tests.unit.serve.ui.seed import T0, Seeded
 from tianma import Runtime
-from tianma.memory.records import Provenance
+from tianma.storage.records import Provenance
 
 
 def rows(html: str) -> int:

@@ -16,9 +16,9 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.engine import Connection
 
 from tianma.errors import InvalidInputError, RecordNotFoundError
-from tianma.memory import schema as t
-from tianma.memory.records import Kind, Provenance, Status
-from tianma.memory.sql_store import new_id
+from tianma.storage import schema as t
+from tianma.storage.records import Kind, Provenance, Status
+from tianma.storage.sql_store import new_id
 
 _NEW_ROW_DEFAULTS: dict[str, Any] = {
     "key": None, "scope": "global", "tags": [], "confidence": 0.5, "importance": 0.5, "hit_count": 0,

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from tianma.memory.extract import CONF_EXPLICIT, CONF_LIKE, Extracted, extract_statements
+from tianma.text.extract import CONF_EXPLICIT, CONF_LIKE, Extracted, extract_statements
 
 G = "global"
 

@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import Text, cast, delete, or_, select, update
 from sqlalchemy.engine import Connection
 
-from tianma.memory import schema as t
+from tianma.storage import schema as t
 
 _CHUNK = 500
 

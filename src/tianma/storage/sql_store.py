@@ -14,10 +14,10 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.sql.elements import ColumnElement
 
 from tianma.errors import BackendUnavailableError, MemoryStoreError, RecordNotFoundError
-from tianma.memory import schema as t
-from tianma.memory.erase import delete_records
-from tianma.memory.records import Kind, MemoryRecord, NewEvent, Provenance, Status
-from tianma.memory.transactions import Transactions
+from tianma.storage import schema as t
+from tianma.storage.erase import delete_records
+from tianma.storage.records import Kind, MemoryRecord, NewEvent, Provenance, Status
+from tianma.storage.transactions import Transactions
 
 
 def new_id() -> str:
@@ -511,7 +511,7 @@ class SqlMemoryStore:
         (``dialogue_id``) the messages and signals of one dialogue with the dialogue itself.
 
         Returns the ids deleted. Versions, replace-log rows and injections go with them, and
-        every copy of their text elsewhere (:mod:`tianma.memory.erase`), in one transaction.
+        every copy of their text elsewhere (:mod:`tianma.storage.erase`), in one transaction.
         """
         with map_sql_errors(), self.tx.begin() as conn:
             return delete_records(conn, user_id, record_ids, dialogue_id)

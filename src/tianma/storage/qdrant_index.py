@@ -19,7 +19,7 @@ from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
 from tianma.errors import BackendUnavailableError, ConfigError
-from tianma.memory.protocols import Matrix, Vector
+from tianma.storage.protocols import Matrix, Vector
 
 _BATCH = 1024
 
@@ -54,7 +54,7 @@ def is_locked(path: Path) -> bool:
 
 
 class QdrantVectorIndex:
-    """A :class:`~tianma.memory.protocols.VectorIndex` over per-user Qdrant collections."""
+    """A :class:`~tianma.storage.protocols.VectorIndex` over per-user Qdrant collections."""
 
     def __init__(self, client: QdrantClient, dim: int, prefix: str = "tianma") -> None:
         self._client = client

@@ -13,8 +13,8 @@ from typing import Any
 from sqlalchemy import Engine, func, select, update
 from sqlalchemy.exc import IntegrityError
 
-from tianma.memory import schema as t
-from tianma.memory.sql_store import map_sql_errors
+from tianma.storage import schema as t
+from tianma.storage.sql_store import map_sql_errors
 
 
 def claim(engine: Engine, job: str, slot: datetime, at: datetime) -> bool:

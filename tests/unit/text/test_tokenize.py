@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from tianma.memory.tokenize import tokenize
+from tianma.text.tokenize import tokenize
 
 
 def test_chinese_is_segmented_into_words_not_split_on_whitespace() -> None:

@@ -8,7 +8,7 @@ import pytest
 from qdrant_client import QdrantClient
 
 from tianma.errors import BackendUnavailableError
-from tianma.memory.qdrant_index import QdrantVectorIndex, is_locked
+from tianma.storage.qdrant_index import QdrantVectorIndex, is_locked
 
 
 def test_a_held_folder_is_refused_with_what_to_do_and_freed_on_close(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """Keyword channel of hybrid search: SQLite FTS5 (BM25) over pre-tokenised text.
 
-The text is tokenised with :func:`tianma.memory.tokenize.tokenize` (jieba for Chinese) and
+The text is tokenised with :func:`tianma.text.tokenize.tokenize` (jieba for Chinese) and
 stored space-joined, so FTS5's own tokenizer only has to split on spaces and stem English.
 Each user's rows carry an owner token, so one MATCH both filters by user and ranks. A row's
 rowid is derived from its record id, so replacing or deleting one is a rowid lookup instead
@@ -15,8 +15,8 @@ from collections.abc import Iterable, Sequence
 from sqlalchemy import Engine, text
 
 from tianma.errors import ConfigError
-from tianma.memory.tokenize import tokenize
-from tianma.memory.transactions import Transactions
+from tianma.storage.transactions import Transactions
+from tianma.text.tokenize import tokenize
 
 _TABLE = "kw_index"
 
@@ -41,7 +41,7 @@ class SqliteKeywordIndex:
 
     def __init__(self, engine: Engine, tx: Transactions | None = None) -> None:
         """``tx``: the store's transactions, so that index rows are written in a unit's one
-        transaction with the records they index (:mod:`tianma.memory.transactions`)."""
+        transaction with the records they index (:mod:`tianma.storage.transactions`)."""
         if engine.dialect.name != "sqlite":
             raise ConfigError(
                 f"sql.url: keyword search is built for SQLite only so far, not {engine.dialect.name}"

@@ -17,9 +17,9 @@ import numpy as np
 from sqlalchemy import delete, func, select
 from sqlalchemy.engine import Connection, Row
 
-from tianma.memory import schema as t
-from tianma.memory.protocols import Matrix, VectorIndex
-from tianma.memory.transactions import Transactions
+from tianma.storage import schema as t
+from tianma.storage.protocols import Matrix, VectorIndex
+from tianma.storage.transactions import Transactions
 
 BATCH = 512
 """Outbox rows applied per round."""

@@ -3,7 +3,7 @@
 The store's methods each open a transaction of their own (``tx.begin()``); inside
 ``tx.unit()`` they all run in the unit's one transaction instead, in this thread: a turn's event,
 injections, signals, credit and weights, and its keyword-index rows and vector-outbox rows
-(:mod:`tianma.memory.outbox`), commit together or not at all. Work that must wait for the
+(:mod:`tianma.storage.outbox`), commit together or not at all. Work that must wait for the
 commit (writing the vector index from the outbox) is registered with :meth:`Transactions.after_commit`.
 """
 

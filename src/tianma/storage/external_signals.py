@@ -13,9 +13,9 @@ from typing import Any
 
 from sqlalchemy import select, update
 
-from tianma.memory import schema as t
-from tianma.memory.records import MemoryRecord
-from tianma.memory.sql_store import SqlMemoryStore, map_sql_errors
+from tianma.storage import schema as t
+from tianma.storage.records import MemoryRecord
+from tianma.storage.sql_store import SqlMemoryStore, map_sql_errors
 
 TURN_LIMIT = 1000
 """The latest turns of a dialogue a rating is matched against."""

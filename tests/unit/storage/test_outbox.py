@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from sqlalchemy import func, select
 
-from tianma.memory import outbox
-from tianma.memory import schema as t
-from tianma.memory.qdrant_index import QdrantVectorIndex
-from tianma.memory.records import Provenance
-from tianma.memory.sql_store import SqlMemoryStore
+from tianma.storage import outbox
+from tianma.storage import schema as t
+from tianma.storage.qdrant_index import QdrantVectorIndex
+from tianma.storage.records import Provenance
+from tianma.storage.sql_store import SqlMemoryStore
 
 DIM = 4
 

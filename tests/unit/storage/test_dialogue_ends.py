@@ -10,10 +10,10 @@ import pytest
 from sqlalchemy import select
 
 from tianma.errors import RecordNotFoundError
-from tianma.memory import schema as t
-from tianma.memory.dialogue_ends import IdleDialogue, end_idle, idle_dialogues
-from tianma.memory.records import NewEvent
-from tianma.memory.sql_store import SqlMemoryStore, create_sql_engine
+from tianma.storage import schema as t
+from tianma.storage.dialogue_ends import IdleDialogue, end_idle, idle_dialogues
+from tianma.storage.records import NewEvent
+from tianma.storage.sql_store import SqlMemoryStore, create_sql_engine
 
 T0 = datetime(2026, 3, 4, 9, tzinfo=UTC)
 IDLE = timedelta(minutes=30)

@@ -14,8 +14,8 @@ from typing import Any
 
 from sqlalchemy import delete, update
 
-from tianma.memory import schema as t
-from tianma.memory.sql_store import SqlMemoryStore, injection_values, map_sql_errors
+from tianma.storage import schema as t
+from tianma.storage.sql_store import SqlMemoryStore, injection_values, map_sql_errors
 
 
 def replace_reply(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tianma.memory.action_facts import action_facts
+from tianma.text.action_facts import action_facts
 
 
 @pytest.mark.parametrize(

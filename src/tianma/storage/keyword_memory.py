@@ -1,6 +1,6 @@
-"""Keyword channel in process memory: BM25 over :func:`tianma.memory.tokenize.tokenize` tokens.
+"""Keyword channel in process memory: BM25 over :func:`tianma.text.tokenize.tokenize` tokens.
 
-A stand-in for :class:`tianma.memory.keyword_index.SqliteKeywordIndex` (tests, throwaway
+A stand-in for :class:`tianma.storage.keyword_index.SqliteKeywordIndex` (tests, throwaway
 runs) with the same contract. It scores like FTS5's ``bm25()``, with statistics over every
 user's entries as in the one shared FTS5 table, so simple cases rank the same; the scores
 themselves differ (see :class:`InMemoryKeywordIndex`).
@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from tianma.memory.tokenize import tokenize
+from tianma.text.tokenize import tokenize
 
 K1 = 1.2
 """BM25 term-frequency saturation (FTS5's default)."""

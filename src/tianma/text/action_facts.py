@@ -13,7 +13,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from tianma.memory.extract import asserted_sentences
+from tianma.text.extract import asserted_sentences
 
 CONF_ACTION_FACT = 0.7
 

@@ -19,8 +19,8 @@ from datetime import datetime
 
 from sqlalchemy import Engine, exists, func, select, update
 
-from tianma.memory import schema as t
-from tianma.memory.sql_store import map_sql_errors
+from tianma.storage import schema as t
+from tianma.storage.sql_store import map_sql_errors
 
 
 @dataclass(frozen=True, slots=True)

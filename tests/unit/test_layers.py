@@ -1,0 +1,44 @@
+"""Which package may import which: the storage and text layers import nothing above them, and
+the policies import no memory service (only storage records and text)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import tianma
+
+SRC = Path(tianma.__file__).parent
+ALLOWED: dict[str, set[str]] = {
+    "text": {"errors", "text"},
+    "storage": {"errors", "text", "storage"},
+    "policies": {"errors", "text", "storage", "policies", "settings", "guardrails"},
+}
+"""For each layer, the top-level tianma packages and modules its modules may import."""
+
+
+def imported(path: Path) -> set[str]:
+    """The top-level tianma names a module imports (anywhere in it, also inside functions)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        modules = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            modules = [node.module]
+        names.update(m.split(".")[1] for m in modules if m.startswith("tianma."))
+    return names
+
+
+def test_each_layer_imports_only_what_is_below_it() -> None:
+    wrong = {
+        str(path.relative_to(SRC)): sorted(imported(path) - allowed)
+        for layer, allowed in ALLOWED.items()
+        for path in sorted((SRC / layer).glob("*.py"))
+        if imported(path) - allowed
+    }
+    assert wrong == {}
+
+
+def test_the_check_sees_an_upward_import(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("from tianma.memory.service import Memory\nimport tianma.storage.records\n")
+    assert imported(module) == {"memory", "storage"}
