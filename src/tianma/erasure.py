@@ -84,6 +84,7 @@ def erase_elsewhere(
         for text in f.texts:
             forget_history(settings.home, f.user_id, text)
     tokenize.cache_clear()  # tokens of recent texts are kept in memory
+    saver.forget_cache()
     saver.compact()
     store.compact()
 
