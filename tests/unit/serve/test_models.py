@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -102,6 +103,13 @@ class _Clock:
         return self.now
 
 
+def run_apart(coroutine: Any) -> Any:
+    """``asyncio.run`` in a thread of its own: under ``CI=true`` the browser tests' Playwright
+    keeps an event loop running in the main thread, where ``asyncio.run`` refuses to start."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 def _models(handler: Any, clock: _Clock | None = None) -> tuple[InstalledModels, list[str]]:
     """An InstalledModels over a mock Ollama answering ``/api/tags`` with ``handler``; the paths it got."""
     seen: list[str] = []
@@ -157,7 +165,7 @@ def test_the_list_is_cached_and_read_again_when_stale_or_missing_a_name() -> Non
         assert len(seen) == 3
         return refused
 
-    assert asyncio.run(run()) == ["gemma3"]
+    assert run_apart(run()) == ["gemma3"]
 
 
 def test_concurrent_misses_share_one_read() -> None:
@@ -168,7 +176,7 @@ def test_concurrent_misses_share_one_read() -> None:
         await models.upstream.aclose()
         return list(results)
 
-    results = asyncio.run(run())
+    results = run_apart(run())
     assert all(isinstance(r, ModelNotFoundError) for r in results)
     assert len(seen) == 1
 
@@ -181,7 +189,7 @@ def test_concurrent_misses_share_one_read() -> None:
 ], ids=["500", "not-json", "a-list", "odd-rows"])  # fmt: skip
 def test_an_unreadable_list_refuses_nothing(answer: httpx.Response) -> None:
     models, seen = _models(lambda _r: answer)
-    assert asyncio.run(_check(models, "qwen2.5:7b", UNKNOWN)) == []
+    assert run_apart(_check(models, "qwen2.5:7b", UNKNOWN)) == []
     assert len(seen) == 2  # a failed read is not cached
 
 
@@ -190,10 +198,10 @@ def test_a_timeout_refuses_nothing() -> None:
         raise httpx.ReadTimeout("timed out", request=request)
 
     models, _seen = _models(slow)
-    assert asyncio.run(_check(models, UNKNOWN)) == []
+    assert run_apart(_check(models, UNKNOWN)) == []
 
 
 def test_a_model_pinned_by_digest_is_left_to_ollama() -> None:
     models, seen = _models(_tags("qwen2.5:7b"))
-    assert asyncio.run(_check(models, "qwen2.5@sha256:" + "0" * 64)) == []
+    assert run_apart(_check(models, "qwen2.5@sha256:" + "0" * 64)) == []
     assert seen == []
