@@ -436,10 +436,10 @@ class Runtime:
                 dialogues = tuple(dialogue_ids(store, user_id))
                 forgotten = Forgotten(user_id, tuple(self.memory.forget(user_id)), dialogues, whole_user=True)
             else:
+                if not store.get_many(user_id, [memory_id]):
+                    raise RecordNotFoundError(f"no record {memory_id} for user {user_id}")
                 with store.engine.connect() as conn:
                     texts = tuple(texts_of(conn, user_id, [memory_id]))
-                if not texts:
-                    raise RecordNotFoundError(f"no record {memory_id} for user {user_id}")
                 forgotten = Forgotten(user_id, tuple(self.memory.forget(user_id, memory_id)), texts=texts)
         self._erase_elsewhere(forgotten)
         return len(forgotten.record_ids)

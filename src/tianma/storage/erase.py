@@ -37,8 +37,9 @@ def delete_records(
     """Delete a user's records — all (``record_ids`` None), these, or those of ``dialogue_id``
     with that dialogue — and the copies of their text, in ``conn``'s transaction; their ids."""
     whole_user = record_ids is None and dialogue_id is None
-    ids = [row.id for row in _selected(conn, user_id, record_ids, dialogue_id)]
-    texts = [] if whole_user else texts_of(conn, user_id, record_ids, dialogue_id)
+    found = _selected(conn, user_id, record_ids, dialogue_id)
+    ids = [row.id for row in found]
+    texts = [] if whole_user else _texts(conn, found)
     for chunk in _chunks(ids):
         conn.execute(delete(t.record_versions).where(t.record_versions.c.record_id.in_(chunk)))
         conn.execute(delete(t.injections).where(t.injections.c.record_id.in_(chunk)))
@@ -60,7 +61,10 @@ def texts_of(
 ) -> list[str]:
     """The texts of what :func:`delete_records` would delete: content and reply, and the content
     of every earlier version."""
-    found = _selected(conn, user_id, record_ids, dialogue_id)
+    return _texts(conn, _selected(conn, user_id, record_ids, dialogue_id))
+
+
+def _texts(conn: Connection, found: list[Any]) -> list[str]:
     texts = [x for row in found for x in (row.content, row.reply) if x]
     for chunk in _chunks([row.id for row in found]):
         versions = select(t.record_versions.c.content).where(t.record_versions.c.record_id.in_(chunk))
