@@ -114,6 +114,16 @@ def test_twenty_messages_trigger_a_reflection(make_runtime: RuntimeFactory) -> N
     assert run.trigger == "messages" and run.id == runs[19]
 
 
+def test_after_a_reflection_the_count_starts_again(make_runtime: RuntimeFactory) -> None:
+    rt = make_runtime(chat_model=learning_model("{}"), embedder=CharacterEmbedder())
+    words = "天气 股票 晚饭 电影 跑步 读书 旅行 音乐 小猫 工作 咖啡 周末 手机 花园 篮球 历史 做饭 画画 游泳 编程 " \
+            "火车 雨伞 钢琴 数学 茶叶 地图 相机 沙发 面包 月亮 森林 海洋 桥梁 电脑 围棋 书法 自行车 雪山 牛奶 台灯 " \
+            "邮票 口琴 风筝 灯笼 剪纸".split()  # fmt: skip
+    runs = [rt.chat("u", f"说说{word}", dialogue_id="d", at=T0 + timedelta(minutes=i)).reflection_run_id
+            for i, word in enumerate(words)]  # fmt: skip
+    assert [i for i, run in enumerate(runs) if run is not None] == [19, 39]
+
+
 def test_a_dialogue_going_badly_triggers_a_reflection_at_once(make_runtime: RuntimeFactory) -> None:
     model = learning_model("{}")
     rt = make_runtime(chat_model=model, embedder=CharacterEmbedder())

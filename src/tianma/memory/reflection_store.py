@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.engine import Connection
 
 from tianma.guardrails.zones import Zone
@@ -327,7 +327,10 @@ def maintain_user(memory: Memory, user_id: str, at: datetime) -> dict[str, Any]:
 def reflection_due(
     store: SqlMemoryStore, user_id: str, dialogue_id: str | None, rules: LearningSettings
 ) -> str | None:
-    """Which reflection trigger has fired for the user, if any (DESIGN.md §5)."""
+    """Which reflection trigger has fired for the user, if any (DESIGN.md §5).
+
+    Runs in every turn: each count stops at its threshold and reads an index range, so its cost
+    does not grow with the user's history."""
     since = last_reflected_until(store, user_id)
     r = t.records.c
     after = [r.at > since] if since is not None else []
@@ -344,17 +347,19 @@ def reflection_due(
             negative = sum(1 for data in signals if (data or {}).get("type") in NEGATIVE)
             if turns >= rules.negative_min_turns and negative / turns > rules.negative_share:
                 return "negative"
-        messages = conn.execute(
-            select(func.count()).where(r.user_id == user_id, r.kind == "event", r.role == "user", *after)
-        ).scalar_one()
-        if messages >= rules.every_messages:
+        messages = select(r.id).where(r.user_id == user_id, r.kind == "event", r.role == "user", *after)
+        if _at_least(conn, messages, rules.every_messages):
             return "messages"
         d = t.dialogues.c
         ended = [d.ended_at > since] if since is not None else []
-        finished = conn.execute(
-            select(func.count()).where(d.user_id == user_id, d.ended_at.is_not(None), *ended)
-        ).scalar_one()
-    return "dialogues" if finished >= rules.every_dialogues else None
+        finished = select(d.id).where(d.user_id == user_id, d.ended_at.is_not(None), *ended)
+        return "dialogues" if _at_least(conn, finished, rules.every_dialogues) else None
+
+
+def _at_least(conn: Connection, rows: Select[Any], n: int) -> bool:
+    """Whether the query has ``n`` rows or more, reading no more than ``n``."""
+    limited = rows.limit(max(n, 1)).subquery()
+    return int(conn.execute(select(func.count()).select_from(limited)).scalar_one()) >= n
 
 
 def validated_streaks(store: SqlMemoryStore, user_id: str) -> dict[str, int]:

@@ -28,7 +28,7 @@ from sqlalchemy.engine import Connection, Dialect
 
 from tianma.errors import ConfigError
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 """Bump with a function in MIGRATIONS that upgrades a file of the previous version."""
 
 
@@ -94,6 +94,7 @@ records = Table(
     Index("ix_records_dialogue", "user_id", "dialogue_id", "at"),
     Index("ix_records_external", "user_id", "external_id"),
     Index("ix_records_key", "user_id", "key"),
+    Index("ix_records_user_time", "user_id", "kind", "role", "at"),  # messages since a reflection
 )
 
 record_versions = Table(
@@ -251,8 +252,15 @@ def _add_vector_outbox(conn: Connection) -> None:
     """v6: the vector outbox (its table is created by ``create_all``)."""
 
 
+def _add_user_time_index(conn: Connection) -> None:
+    """v7: an index to count a user's messages since a time without reading every event."""
+    (index,) = (i for i in records.indexes if i.name == "ix_records_user_time")
+    index.create(conn, checkfirst=True)
+
+
 MIGRATIONS: dict[int, Migration] = {
     2: _add_run_columns, 3: _add_reviews, 4: _add_job_runs, 5: _add_validity, 6: _add_vector_outbox,
+    7: _add_user_time_index,
 }  # fmt: skip
 """``MIGRATIONS[n]`` upgrades a store of schema version ``n - 1`` to ``n``."""
 
