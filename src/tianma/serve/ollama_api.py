@@ -16,7 +16,7 @@ from tianma.serve.context import context_of
 from tianma.serve.continuations import continuing
 from tianma.serve.error_handlers import stream_error
 from tianma.serve.http import authenticate, json_body, now_go, pass_through, turn_headers
-from tianma.serve.schemas import OllamaChat, check_model, check_turn_size
+from tianma.serve.schemas import OllamaChat, check_images, check_model, check_turn_size
 from tianma.serve.turns import FORWARDED, ChatRequest, Item, TurnDone, chat_request, first_item
 
 logger = logging.getLogger("tianma.serve")
@@ -45,6 +45,7 @@ async def chat(request: Request) -> Response:
     body = await json_body(request)
     parsed = validated(OllamaChat, body)
     check_model(parsed.model)
+    check_images(parsed)
     messages = body.get("messages") or []
     req = chat_request(principal, parsed.model, messages, body, dict(request.headers), ctx.dialogues, serve,
                        {k: body[k] for k in FORWARDED if k in body}, parsed.stream is not False)  # fmt: skip

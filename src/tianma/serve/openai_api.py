@@ -23,7 +23,7 @@ from tianma.serve.context import context_of
 from tianma.serve.continuations import continuing
 from tianma.serve.error_handlers import error_body, stream_error
 from tianma.serve.http import authenticate, json_body, pass_through, turn_headers
-from tianma.serve.schemas import OpenAIChat, check_model, check_turn_size
+from tianma.serve.schemas import OpenAIChat, check_images, check_model, check_turn_size
 from tianma.serve.turns import ChatRequest, Item, TurnDone, chat_request, first_item
 
 logger = logging.getLogger("tianma.serve")
@@ -133,6 +133,7 @@ async def chat_completions(request: Request) -> Response:
     body = await json_body(request)
     parsed = validated(OpenAIChat, body)
     check_model(parsed.model)
+    check_images(parsed)
     messages = to_ollama_messages(body["messages"])
     req = chat_request(principal, parsed.model, messages, body, dict(request.headers), ctx.dialogues, serve,
                        to_ollama_extra(body), bool(parsed.stream))  # fmt: skip

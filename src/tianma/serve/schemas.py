@@ -9,6 +9,7 @@ vouch for its shape.
 
 from __future__ import annotations
 
+import binascii
 import unicodedata
 from typing import Any, Literal
 
@@ -156,6 +157,42 @@ def check_model(model: str) -> None:
     if len(model) > MAX_MODEL_NAME or any(c.isspace() or unicodedata.category(c)[0] == "C" for c in model):
         shown = model[:40] + ("…" if len(model) > 40 else "")
         raise BadRequestError(f"invalid model: {shown!r} is not a model name", param="model")
+
+
+def check_images(chat: OllamaChat | OpenAIChat) -> None:
+    """Every image is base64 data, as Ollama decodes it: Ollama's ``images`` strings, OpenAI's
+    ``image_url`` as a ``data:…;base64,`` URL (tianma fetches no image from the web).
+
+    Raises:
+        BadRequestError: an image that is not; ``param`` names it.
+    """
+    for i, message in enumerate(chat.messages or []):
+        if isinstance(message, OllamaMessage):
+            for j, image in enumerate(message.images or []):
+                _check_base64(image, f"messages[{i}].images[{j}]")
+        elif isinstance(message, OpenAIMessage) and isinstance(message.content, list):
+            for j, part in enumerate(message.content):
+                if part.type == "image_url" and part.image_url is not None:
+                    bare = isinstance(part.image_url, str)
+                    url = part.image_url if isinstance(part.image_url, str) else part.image_url.url
+                    _check_data_url(url, f"messages[{i}].content[{j}].image_url" + ("" if bare else ".url"))
+
+
+def _check_data_url(url: str, name: str) -> None:
+    head, comma, data = url.partition(",")
+    if not (head.startswith("data:") and head.endswith(";base64") and comma):
+        shown = url[:40] + ("…" if len(url) > 40 else "")
+        raise BadRequestError(f"invalid {name}: {shown!r} is not a data: URL with base64 data (an image is "
+                              "sent inline; tianma fetches no image from the web)", param=name)  # fmt: skip
+    _check_base64(data, name)
+
+
+def _check_base64(data: str, name: str) -> None:
+    try:
+        if not binascii.a2b_base64(data.replace("\r", "").replace("\n", ""), strict_mode=True):
+            raise ValueError("no image")
+    except (binascii.Error, ValueError):
+        raise BadRequestError(f"invalid {name}: an image must be base64 data", param=name) from None
 
 
 def check_turn_size(request: ChatRequest, serve: ServeSettings) -> None:

@@ -200,6 +200,21 @@ def _surrogates(api: str, base: dict[str, Any]) -> Iterator[Case]:
         yield Case(f"{api} {escape} in a key", api, key)
 
 
+def _images(api: str, base: dict[str, Any]) -> Iterator[Case]:
+    """Images Ollama could not decode: tianma answers for it, before the turn."""
+    path: Path = ("messages", 3, "images", 0) if api == "ollama" else ("messages", 1, "content", 1, "image_url", "url")
+    prefix = "" if api == "ollama" else "data:image/png;base64,"
+    for i, data in enumerate(["", "not base64!", "iVBORw0KGgo", "iVBORw0K Ggo=", "长图", "=" * 8]):
+        yield Case(f"{api} image #{i}", api, _dump(_changed(base, path, prefix + data)), param=param(path))
+    if api == "openai":
+        for i, url in enumerate(["https://example.com/a.png", "data:image/svg+xml,<svg/>", "data:image/png;base64",
+                                 "file:///etc/passwd", ""]):  # fmt: skip
+            yield Case(f"{api} image URL #{i}", api, _dump(_changed(base, path, url)), param=param(path))
+        bare = path[:-1]
+        yield Case(f"{api} bare image URL", api, _dump(_changed(base, bare, "https://example.com/a.png")),
+                   param=param(bare))
+
+
 MALFORMED = b'{"model": "qwen2.5:7b", "messages": [{"role": "user", "content": "hi"}'
 
 
@@ -225,6 +240,7 @@ def _not_json(api: str, base: dict[str, Any]) -> Iterator[Case]:
 CATEGORIES: dict[str, Callable[[str, dict[str, Any]], Iterator[Case]]] = {
     "wrong_type": _wrong_types, "missing": _missing, "model": _models, "huge": _huge, "deep": _deep,
     "utf8": _utf8, "surrogate": _surrogates, "content_type": _content_types, "not_json": _not_json,
+    "image": _images,
 }  # fmt: skip
 CASES = {name: [case for api, base in BASES.items() for case in make(api, base)] for name, make in CATEGORIES.items()}
 
@@ -289,7 +305,7 @@ def _answers(s: Fuzzed, api: str, text: str) -> None:
 
 def test_the_suite_is_big_enough() -> None:
     assert sum(len(cases) for cases in CASES.values()) >= 200
-    assert all(CASES.values()) and len(CASES) == 9
+    assert all(CASES.values()) and len(CASES) == 10
 
 
 @pytest.mark.parametrize("category", sorted(CASES))
