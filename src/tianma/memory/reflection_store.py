@@ -336,12 +336,16 @@ def reflection_due(
     after = [r.at > since] if since is not None else []
     with map_sql_errors(), store.tx.connect() as conn:
         if dialogue_id is not None:
+            # kind and role as expressions, so that no index on them is used: SQLite (without
+            # statistics) would read all of the user's events or signals by ix_records_user_time
+            # to find one dialogue's, which ix_records_dialogue finds directly
             turns = conn.execute(
-                select(func.count()).where(r.user_id == user_id, r.kind == "event", r.role == "user",
-                                           r.dialogue_id == dialogue_id, *after)
+                select(func.count()).where(r.user_id == user_id, r.dialogue_id == dialogue_id, *after,
+                                           func.coalesce(r.kind, "") == "event", func.coalesce(r.role, "") == "user")
             ).scalar_one()  # fmt: skip
             signals = conn.execute(
-                select(r.data).where(r.user_id == user_id, r.kind == "signal", r.dialogue_id == dialogue_id,
+                select(r.data).where(r.user_id == user_id, r.dialogue_id == dialogue_id,
+                                     func.coalesce(r.kind, "") == "signal",
                                      *[r.created_at > since] if since is not None else [])
             ).scalars()  # fmt: skip
             negative = sum(1 for data in signals if (data or {}).get("type") in NEGATIVE)
