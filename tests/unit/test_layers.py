@@ -1,5 +1,6 @@
 """Which package may import which: the storage and text layers import nothing above them, and
-the policies import no memory service (only storage records and text)."""
+the policies import no memory service and no guardrail (only storage records, text and settings),
+the guardrails no memory service, model client or graph."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ SRC = Path(tianma.__file__).parent
 ALLOWED: dict[str, set[str]] = {
     "text": {"errors", "text"},
     "storage": {"errors", "text", "storage"},
-    "policies": {"errors", "text", "storage", "policies", "settings", "guardrails"},
+    "policies": {"errors", "text", "storage", "policies", "settings"},
+    "guardrails": {"errors", "text", "storage", "policies", "settings", "prompting", "guardrails"},
 }
 """For each layer, the top-level tianma packages and modules its modules may import."""
 

@@ -19,14 +19,10 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-PLACEHOLDERS: dict[str, str] = {
-    "phone": "[手机号/phone]",
-    "id_card": "[身份证号/ID number]",
-    "bank_card": "[银行卡号/bank card]",
-    "email": "[邮箱/email]",
-    "address": "[地址/address]",
-}
-"""The typed, bilingual placeholder that replaces each kind of match."""
+from tianma.text.placeholders import PII_PLACEHOLDERS
+
+PLACEHOLDERS = PII_PLACEHOLDERS
+"""The typed, bilingual placeholder that replaces each kind of match (:mod:`tianma.text.placeholders`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,23 +36,11 @@ from dataclasses import dataclass
 from tianma.guardrails import secret_codes as codes
 from tianma.guardrails import secret_lists as lists
 from tianma.guardrails import secret_shapes as shapes
-from tianma.guardrails.pii import PLACEHOLDERS as PII_PLACEHOLDERS
 from tianma.guardrails.pii import PiiMatch, replace_spans, scrub
+from tianma.text.placeholders import PII_PLACEHOLDERS, SECRET_PLACEHOLDERS
 
-PLACEHOLDERS: dict[str, str] = {
-    "private_key": "[私钥已删除/private key removed]",
-    "token": "[令牌已删除/token removed]",
-    "api_key": "[密钥已删除/key removed]",
-    "security_answer": "[密保答案已删除/security answer removed]",
-    "cvv": "[安全码已删除/CVV removed]",
-    "pin": "[PIN已删除/PIN removed]",
-    "otp": "[验证码已删除/code removed]",
-    "password": "[密码已删除/password removed]",
-    "access_code": "[密码已删除/code removed]",
-    "seed_phrase": "[助记词已删除/recovery phrase removed]",
-    "card_number": "[卡号已删除/card number removed]",
-}
-"""The typed, bilingual placeholder that replaces each kind of secret value."""
+PLACEHOLDERS = SECRET_PLACEHOLDERS
+"""The typed, bilingual placeholder that replaces each kind of secret value (:mod:`tianma.text.placeholders`)."""
 
 NOTICE_ZH = "天马不保存密码、验证码和密钥，刚才那条已从记忆里删掉了，这类信息请存进密码管理器或手机的钥匙串。"
 """What the reply tells a Chinese-speaking user when a secret was removed."""

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from datetime import datetime, time, timedelta, tzinfo
 from typing import Literal
 
-from tianma.guardrails.secrets import PLACEHOLDERS as SECRET_PLACEHOLDERS
 from tianma.text.extract import asserted_sentences
+from tianma.text.placeholders import SECRET_PLACEHOLDERS
 
 StatementKind = Literal["wish", "fact", "complaint", "mood"]
 Period = Literal["day", "days", "week"]
