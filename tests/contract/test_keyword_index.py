@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from tianma import ConfigError
 from tianma.storage.keyword_index import SqliteKeywordIndex
 from tianma.storage.keyword_memory import InMemoryKeywordIndex
 from tianma.storage.protocols import KeywordIndex
-from tianma.storage.sql_store import create_sql_engine
+from tianma.storage.sql_store import SqlMemoryStore, create_sql_engine
 from tianma.text.tokenize import tokenize
 
 
@@ -156,3 +157,12 @@ def test_english_text_is_case_insensitive(index: KeywordIndex) -> None:
     assert hits(index, "u", "acme berlin") == ["e"]
     assert hits(index, "u", "Paris") == ["f"]
     assert index.search("u", ["PARIS"], 5)[0][0] == "f"
+
+
+def test_fts5_is_sqlite_only_and_a_store_elsewhere_does_without_it(postgres_url: str) -> None:
+    store = SqlMemoryStore.from_url(postgres_url)
+    try:
+        with pytest.raises(ConfigError, match="SQLite only"):
+            SqliteKeywordIndex(store.engine, store.tx)
+    finally:
+        store.close()

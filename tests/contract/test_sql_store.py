@@ -1,29 +1,45 @@
-"""The SQL store on an in-memory SQLite database and on a file."""
+"""Every MemoryStore passes this suite: the SQL store on SQLite (in memory and on a file) and on
+PostgreSQL (a throwaway server, :mod:`tests.contract.conftest`)."""
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select, update
 
 from tianma import ConfigError
-from tianma.errors import MemoryStoreError, RecordNotFoundError
+from tianma.errors import BackendUnavailableError, MemoryStoreError, RecordNotFoundError
 from tianma.storage import schema as t
+from tianma.storage.erase import FORGOTTEN
+from tianma.storage.protocols import MemoryStore
 from tianma.storage.records import NewEvent, Provenance
 from tianma.storage.sql_store import SqlMemoryStore, create_sql_engine
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
+TEST = Provenance(source="test")
 
 
-@pytest.fixture(params=["memory", "file"])
+@pytest.fixture(params=["memory", "file", "postgres"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlMemoryStore]:
-    url = "sqlite://" if request.param == "memory" else f"sqlite:///{tmp_path / 'm.db'}"
+    if request.param == "postgres":
+        url = request.getfixturevalue("postgres_url")
+    else:
+        url = "sqlite://" if request.param == "memory" else f"sqlite:///{tmp_path / 'm.db'}"
     s = SqlMemoryStore.from_url(url)
     yield s
     s.close()
+
+
+@pytest.fixture(params=["file", "postgres"])
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A database that outlives its engine (not SQLite in memory)."""
+    if request.param == "postgres":
+        return str(request.getfixturevalue("postgres_url"))
+    return f"sqlite:///{tmp_path / 'm.db'}"
 
 
 def event(
@@ -37,6 +53,10 @@ def event(
         dialogue_id=dialogue,
         external_id=external_id,
     )
+
+
+def test_is_a_memory_store(store: SqlMemoryStore) -> None:
+    assert isinstance(store, MemoryStore)
 
 
 def test_events_round_trip_with_aware_times(store: SqlMemoryStore) -> None:
@@ -104,8 +124,134 @@ def test_delete_user_leaves_no_row_anywhere(store: SqlMemoryStore) -> None:
     assert store.get(keep.id).content == "other"
 
 
-def test_schema_version_is_recorded_and_a_newer_file_is_refused(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'v.db'}"
+def statement(store: SqlMemoryStore, text: str, key: str, minutes: int, until: int | None = None) -> str:
+    ev = NewEvent("u", "user", text, T0 + timedelta(minutes=minutes), "d1", key=key,
+                  valid_until=None if until is None else T0 + timedelta(minutes=until))  # fmt: skip
+    (stored,), _ = store.add_events([ev])
+    return stored.id
+
+
+def test_records_keep_json_tags_and_times_in_any_zone(store: SqlMemoryStore) -> None:
+    beijing = timezone(timedelta(hours=8))
+    data = {"quote": "先给结论", "n": [1, 2.5, None], "nested": {"ok": True}}
+    fact = store.add_record("u", "fact", "住在杭州", TEST, at=datetime(2026, 1, 1, 8, tzinfo=beijing),
+                            tags=("城市", "home"), data=data, key="profile.city")  # fmt: skip
+    got = store.get(fact.id)
+    assert got.data == data and got.tags == ("城市", "home") and got.key == "profile.city"
+    assert got.created_at == T0 and got.created_at.utcoffset() == timedelta(0)
+    assert got == fact
+
+
+def test_listing_filters_orders_and_counts(store: SqlMemoryStore) -> None:
+    low = store.add_record("u", "fact", "a", TEST, at=T0, confidence=0.2)
+    high = store.add_record("u", "strategy", "b", TEST, at=T0 + timedelta(minutes=1), confidence=0.9)
+    pending = store.add_record("u", "fact", "c", TEST, at=T0 + timedelta(minutes=2), status="pending")
+    other = store.add_record("v", "fact", "d", TEST, at=T0 + timedelta(minutes=3))
+    assert [r.id for r in store.list_records("u")] == [low.id, high.id, pending.id]
+    assert [r.id for r in store.list_records("u", ["fact", "strategy"], "active")] == [low.id, high.id]
+    confident = store.list_records("u", most_confident_first=True, limit=2)
+    assert [r.id for r in confident] == [high.id, pending.id]
+    assert [r.id for r in store.list_records(None, "fact")] == [low.id, pending.id, other.id]
+    assert sorted(store.users()) == ["u", "v"]
+    assert (store.count(), store.count("u"), store.count("u", status="pending")) == (4, 3, 1)
+    assert store.get_many("u", [low.id, other.id, "nope"]) == {low.id: low}
+    with pytest.raises(RecordNotFoundError):
+        store.get("nope")
+
+
+def test_next_events_and_a_dialogues_signals(store: SqlMemoryStore) -> None:
+    evs, _ = store.add_events([event("u", f"m{i}", minutes=i) for i in range(3)])
+    store.add_events([event("u", "elsewhere", dialogue="d2", minutes=1)])
+    nxt = store.next_events("u", evs)
+    assert {k: v.content for k, v in nxt.items()} == {evs[0].id: "m1", evs[1].id: "m2"}
+    assert store.next_events("v", evs) == {}
+    signals = [
+        store.add_record("u", "signal", f"s{i}", TEST, at=T0 + timedelta(minutes=i), dialogue_id="d1")
+        for i in (1, 0)
+    ]
+    assert [r.id for r in store.signals_of_dialogue("u", "d1")] == [signals[1].id, signals[0].id]
+    assert store.signals_of_dialogue("u", "d2") == [] and store.signals_of_dialogue("v", "d1") == []
+
+
+def test_a_dialogue_ends_once_and_a_later_turn_opens_it_again(store: SqlMemoryStore) -> None:
+    store.add_events([event("u", "hi")])
+    assert store.get_dialogue_user("d1") == "u"
+    assert store.end_dialogue("d1", T0 + timedelta(minutes=5)) is True
+    assert store.end_dialogue("d1", T0 + timedelta(minutes=6)) is False
+    store.add_events([event("u", "back again", minutes=30)])
+    assert store.end_dialogue("d1", T0 + timedelta(minutes=40)) is True
+    with pytest.raises(RecordNotFoundError):
+        store.get_dialogue_user("nope")
+
+
+def test_injections_come_back_in_rank_order(store: SqlMemoryStore) -> None:
+    (ev,), _ = store.add_events([event("u", "q")])
+    rows = [
+        {"record_id": "r2", "role": "memory", "rank": 1, "score": 0.5},
+        {"record_id": "r3", "role": "strategy", "rank": 0, "score": 0.7},
+        {"record_id": "r1", "role": "memory", "rank": 0, "score": 0.9},
+    ]
+    store.add_injections(ev.id, "u", rows)
+    got = store.injections_of(ev.id)
+    assert [(r["record_id"], r["explored"]) for r in got] == [("r1", 0), ("r2", 0), ("r3", 0)]
+    assert got[0]["score"] == 0.9 and store.injections_of("other") == []
+
+
+def test_current_statements_are_the_statement_keys_still_valid(store: SqlMemoryStore) -> None:
+    # byte order: "Statement.x" and "statements" are not statement keys, whatever the database's collation
+    keep = statement(store, "以后先给结论", "statement.style", 0)
+    statement(store, "这周在出差", "statement.trip", 1, until=5)
+    later = statement(store, "回答用中文", "statement.lang", 2)
+    for i, key in enumerate(("Statement.style", "statements", "statement", "profile.city")):
+        statement(store, "not a statement", key, 3 + i)
+    assert [r.id for r in store.current_statements("u", T0 + timedelta(minutes=10))] == [later, keep]
+    assert [r.id for r in store.current_statements("u", T0 + timedelta(minutes=10), limit=1)] == [later]
+    assert store.current_statements("u", T0 - timedelta(minutes=1)) == []
+
+
+def test_a_revision_ends_the_statements_it_replaced_and_what_restated_them(store: SqlMemoryStore) -> None:
+    first = statement(store, "先给结论", "statement.style", 0)
+    again = statement(store, "先给结论", "statement.style", 1)
+    revised = statement(store, "不用先给结论了", "statement.style", 2)
+    at1, at2 = T0 + timedelta(minutes=1), T0 + timedelta(minutes=2)
+    assert store.end_validity("u", [first], at1, again, {first: "restated"}) == [first]
+    assert store.end_validity("v", [again], at2, revised, {}) == []  # not v's
+    assert store.end_validity("u", [again, first], at2, revised, {again: "revised"}) == [again]
+    closed = store.get(first)
+    assert closed.valid_until == at1 and closed.data == {"closed_by": revised, "closed_as": "revised"}
+    assert store.get(again).valid_until == at2
+    assert [r.id for r in store.current_statements("u", T0 + timedelta(minutes=3))] == [revised]
+
+
+def test_forgetting_a_dialogue_blanks_its_text_elsewhere(store: SqlMemoryStore) -> None:
+    (ev,), _ = store.add_events([event("u", "我的新地址是西湖区文三路")])
+    (kept,), _ = store.add_events([event("u", "别的话题", dialogue="d2")])
+    fact = store.add_record("u", "fact", "住在西湖区", Provenance(event_ids=(ev.id,)),
+                            data={"quote": "我的新地址是西湖区文三路", "why": "他说的"})  # fmt: skip
+    other = store.add_record("v", "fact", "x", TEST, data={"quote": "我的新地址是西湖区文三路"})
+    assert store.delete("u", dialogue_id="d1") == [ev.id]
+    assert store.get(fact.id).data == {"quote": FORGOTTEN, "why": "他说的"}
+    assert store.get(other.id).data == {"quote": "我的新地址是西湖区文三路"}  # another user's row
+    assert store.get(kept.id).content == "别的话题"
+    with pytest.raises(RecordNotFoundError):
+        store.get_dialogue_user("d1")
+    assert store.delete("u", [fact.id]) == [fact.id] and store.count("u") == 1
+    store.compact()
+    assert store.count() == 2
+
+
+def test_a_missing_driver_is_a_config_error_and_no_error_shows_the_password() -> None:
+    if importlib.util.find_spec("pg8000") is not None:
+        pytest.skip("pg8000 is installed here")
+    with pytest.raises(ConfigError, match=r"pg8000 is not installed .*tianma\[postgres\]") as missing:
+        create_sql_engine("postgresql+pg8000://me:s3cret@127.0.0.1/x")
+    with pytest.raises(BackendUnavailableError) as refused:  # nothing listens on port 1
+        create_sql_engine("postgresql+psycopg://me:s3cret@127.0.0.1:1/x")
+    assert "s3cret" not in str(missing.value) + str(refused.value)
+    assert "me:***@127.0.0.1:1" in str(refused.value)
+
+
+def test_schema_version_is_recorded_and_a_newer_database_is_refused(url: str) -> None:
     engine = create_sql_engine(url)
     with engine.begin() as conn:
         version = conn.execute(select(t.meta.c.value).where(t.meta.c.key == "schema_version")).scalar_one()
@@ -116,8 +262,7 @@ def test_schema_version_is_recorded_and_a_newer_file_is_refused(tmp_path: Path) 
         create_sql_engine(url)
 
 
-def test_reopening_a_file_keeps_the_data(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'k.db'}"
+def test_reopening_a_database_keeps_the_data(url: str) -> None:
     first = SqlMemoryStore.from_url(url)
     (ev,), _ = first.add_events([event("u", "记住我")])
     first.close()
@@ -126,8 +271,7 @@ def test_reopening_a_file_keeps_the_data(tmp_path: Path) -> None:
     second.close()
 
 
-def test_an_older_file_is_migrated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    url = f"sqlite:///{tmp_path / 'old.db'}"
+def test_an_older_database_is_migrated(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     create_sql_engine(url).dispose()
     ran: list[int] = []
     monkeypatch.setattr(t, "SCHEMA_VERSION", t.SCHEMA_VERSION + 1)
@@ -137,6 +281,10 @@ def test_an_older_file_is_migrated(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         version = conn.execute(select(t.meta.c.value).where(t.meta.c.key == "schema_version")).scalar_one()
     engine.dispose()
     assert ran == [1] and int(version) == t.SCHEMA_VERSION
+
+
+# Migrations of files that older versions wrote: SQLite only, as those versions wrote only SQLite
+# files (a PostgreSQL store starts at the current schema version).
 
 
 def test_a_version_1_file_gets_the_reflection_tables_and_the_review_queue(tmp_path: Path) -> None:

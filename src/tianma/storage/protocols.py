@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
+from sqlalchemy import Engine
+
+from tianma.storage.records import Kind, MemoryRecord, NewEvent, Provenance, Status
+from tianma.storage.transactions import Transactions
 
 Vector = npt.NDArray[np.float32]
 """A 1-D float32 embedding, L2-normalised."""
@@ -113,4 +118,129 @@ class KeywordIndex(Protocol):
         self, user_id: str, query_tokens: Sequence[str], limit: int, *, others: bool = False
     ) -> list[tuple[str, float]]:
         """``(record_id, score > 0)`` sharing a query token, best first; ``others``: all other users'."""
+        ...
+
+
+@runtime_checkable
+class RecordReader(Protocol):
+    """Looks records up by id, owner, kind and status."""
+
+    def get(self, record_id: str) -> MemoryRecord:
+        """One record by id; raises ``RecordNotFoundError`` when there is none."""
+        ...
+
+    def get_many(self, user_id: str, record_ids: Sequence[str]) -> dict[str, MemoryRecord]:
+        """The user's records among ``record_ids`` by id (others' ids are skipped)."""
+        ...
+
+    def list_records(
+        self,
+        user_id: str | None,
+        kind: Kind | Sequence[Kind] | None = None,
+        status: Status | None = None,
+        *,
+        limit: int | None = None,
+        most_confident_first: bool = False,
+    ) -> list[MemoryRecord]:
+        """Records of a user (``None`` = every user), oldest first or most confident first."""
+        ...
+
+    def facts_with_keys(self, user_id: str) -> list[MemoryRecord]:
+        """Active records of a user that have a key."""
+        ...
+
+    def users(self) -> list[str]:
+        """Every user with at least one record."""
+        ...
+
+    def count(self, user_id: str | None = None, *, status: Status | None = None) -> int:
+        """Records of a user (or of everyone), optionally of one status."""
+        ...
+
+
+@runtime_checkable
+class RecordWriter(Protocol):
+    """Adds, counts hits on, closes and really deletes records; remembers what turns injected."""
+
+    def add_record(
+        self, user_id: str, kind: Kind, content: str, provenance: Provenance, *, at: datetime | None = None,
+        **fields: Any,
+    ) -> MemoryRecord:  # fmt: skip
+        """A new record that is not an event; refused without provenance."""
+        ...
+
+    def record_hits(self, record_ids: Sequence[str], at: datetime) -> None:
+        """Count one retrieval hit for each record."""
+        ...
+
+    def end_validity(
+        self, user_id: str, record_ids: Sequence[str], at: datetime, by: str, how: Mapping[str, str]
+    ) -> list[str]:
+        """End the records' validity at ``at``, replaced by ``by``; the ids closed now."""
+        ...
+
+    def delete(
+        self, user_id: str, record_ids: Sequence[str] | None = None, *, dialogue_id: str | None = None
+    ) -> list[str]:
+        """Really delete a user's records (all, these, or one dialogue's) and every copy of their text."""
+        ...
+
+    def add_injections(self, event_id: str, user_id: str, rows: Iterable[dict[str, Any]]) -> None:
+        """Remember what the turn ``event_id`` injected (``record_id, role, rank, score``)."""
+        ...
+
+    def injections_of(self, event_id: str) -> list[dict[str, Any]]:
+        """What one turn injected, in rank order."""
+        ...
+
+
+@runtime_checkable
+class DialogueLog(Protocol):
+    """Events (messages) grouped in dialogues, and the statements they make."""
+
+    def add_events(self, events: Sequence[NewEvent]) -> tuple[list[MemoryRecord], set[str]]:
+        """Record events in one transaction, once per ``external_id``; all stored and the ids added now."""
+        ...
+
+    def next_events(self, user_id: str, events: Sequence[MemoryRecord]) -> dict[str, MemoryRecord]:
+        """For each event, the next message of its dialogue, keyed by the event's id."""
+        ...
+
+    def signals_of_dialogue(self, user_id: str, dialogue_id: str | None) -> list[MemoryRecord]:
+        """The signals recorded in one dialogue of a user, oldest first."""
+        ...
+
+    def current_statements(self, user_id: str, at: datetime, limit: int = 200) -> list[MemoryRecord]:
+        """The user's statement events that still hold at ``at``, newest first."""
+        ...
+
+    def get_dialogue_user(self, dialogue_id: str) -> str:
+        """The user a dialogue belongs to; raises ``RecordNotFoundError`` when there is none."""
+        ...
+
+    def end_dialogue(self, dialogue_id: str, at: datetime) -> bool:
+        """Mark a dialogue finished; ``False`` when it already was."""
+        ...
+
+
+@runtime_checkable
+class MemoryStore(RecordReader, RecordWriter, DialogueLog, Protocol):
+    """The source of truth for every record, on a SQL database.
+
+    Code outside the store still runs queries of its own (reviews, reflection runs, reports)
+    on ``engine``, inside the store's transactions ``tx``: the store is SQL, whatever the engine.
+    """
+
+    engine: Engine
+    """The database the records live in."""
+    tx: Transactions
+    """Every method's transaction; inside ``tx.unit()`` they share one."""
+
+    def compact(self) -> None:
+        """After a forget, fold away what still holds deleted rows' bytes (SQLite's write-ahead
+        log); a no-op where the store has nothing of the kind to fold."""
+        ...
+
+    def close(self) -> None:
+        """Release the database connections."""
         ...

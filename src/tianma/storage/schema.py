@@ -65,7 +65,9 @@ records = Table(
     Column("user_id", String(255), nullable=False),
     Column("kind", String(16), nullable=False),
     Column("content", Text, nullable=False),
-    Column("key", String(255)),
+    # Keys are compared as byte ranges ("statement." <= key < "statement/"), so they sort by byte
+    # as SQLite sorts them; a PostgreSQL database's collation may put "Statement.x" in that range.
+    Column("key", String(255).with_variant(String(255, collation="C"), "postgresql")),
     Column("scope", String(255), nullable=False, default="global"),
     Column("tags", JSON, nullable=False),
     Column("confidence", Float, nullable=False),

@@ -6,18 +6,24 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine, case, create_engine, event, func, null, or_, select, update
+from sqlalchemy import Engine, case, create_engine, event, func, make_url, null, or_, select, update
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.sql.elements import ColumnElement
 
-from tianma.errors import BackendUnavailableError, MemoryStoreError, RecordNotFoundError
+from tianma.errors import BackendUnavailableError, ConfigError, MemoryStoreError, RecordNotFoundError
 from tianma.storage import schema as t
 from tianma.storage.erase import delete_records
 from tianma.storage.records import Kind, MemoryRecord, NewEvent, Provenance, Status
 from tianma.storage.transactions import Transactions
+
+if TYPE_CHECKING:
+    from tianma.storage.protocols import MemoryStore
+
+
+POSTGRES_HINT = "for PostgreSQL: pip install 'tianma[postgres]', and a postgresql+psycopg:// URL"
 
 
 def new_id() -> str:
@@ -52,16 +58,32 @@ def create_sql_engine(url: str) -> Engine:
     """An engine for ``url`` with the schema ensured (SQLite in WAL mode).
 
     Raises:
+        ConfigError: the URL names a driver that is not installed, or the database was written
+            by a newer tianma.
         BackendUnavailableError: the database cannot be opened.
     """
+    shown = _without_password(url)
     try:
         engine = create_engine(url)
         if engine.dialect.name == "sqlite":
             event.listen(engine, "connect", _sqlite_pragmas)
-        t.ensure_schema(engine)
+        try:
+            t.ensure_schema(engine)
+        except BaseException:
+            engine.dispose()  # a refused store keeps no connection open
+            raise
+    except ImportError as exc:  # e.g. postgresql+psycopg:// without psycopg
+        raise ConfigError(f"sql.url {shown}: driver {exc.name} is not installed ({POSTGRES_HINT})") from exc
     except SQLAlchemyError as exc:
-        raise BackendUnavailableError(f"cannot open the memory store {url}: {exc}") from exc
+        raise BackendUnavailableError(f"cannot open the memory store {shown}: {exc}") from exc
     return engine
+
+
+def _without_password(url: str) -> str:
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return url  # not a URL at all: nothing to hide
 
 
 def _to_record(row: Any) -> MemoryRecord:
@@ -95,7 +117,11 @@ def _to_record(row: Any) -> MemoryRecord:
 
 
 class SqlMemoryStore:
-    """Records of every kind, with prior versions and a replace log; SQLAlchemy Core."""
+    """Records of every kind, with prior versions and a replace log; SQLAlchemy Core.
+
+    A :class:`~tianma.storage.protocols.MemoryStore` on SQLite or on PostgreSQL (psycopg 3, the
+    ``postgres`` extra); tests/contract runs its suite on both.
+    """
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -104,6 +130,8 @@ class SqlMemoryStore:
 
     @classmethod
     def from_url(cls, url: str) -> SqlMemoryStore:
+        """A store on ``url``: ``sqlite:///path``, ``sqlite://`` (in memory) or
+        ``postgresql+psycopg://user:password@host/database``; raises as :func:`create_sql_engine`."""
         return cls(create_sql_engine(url))
 
     def close(self) -> None:
@@ -515,6 +543,10 @@ class SqlMemoryStore:
         """
         with map_sql_errors(), self.tx.begin() as conn:
             return delete_records(conn, user_id, record_ids, dialogue_id)
+
+
+if TYPE_CHECKING:
+    _conforms: type[MemoryStore] = SqlMemoryStore  # mypy fails here when the store and its Protocol drift
 
 
 class _Row:
