@@ -10,24 +10,54 @@ from tianma.errors import (
     RecordNotFoundError,
     TianmaError,
 )
+from tianma.results import (
+    AbDecision,
+    AggregationReport,
+    BehaviourProposal,
+    BehaviourReport,
+    Decision,
+    Edit,
+    LateStats,
+    MaintenanceReport,
+    ReflectionItem,
+    ReflectionReport,
+    Review,
+    Rollback,
+    TopicStats,
+    Version,
+)
 from tianma.runtime import Runtime
 from tianma.settings import Settings, load_settings
 from tianma.storage.records import MemoryRecord, ScoredMemory
 from tianma.turn import AppliedStrategy, InjectedMemory, Turn
 
 __all__ = [
+    "AbDecision",
+    "AggregationReport",
     "AppliedStrategy",
     "BackendUnavailableError",
+    "BehaviourProposal",
+    "BehaviourReport",
     "ChatModelUnavailableError",
     "ConfigError",
+    "Decision",
+    "Edit",
     "InjectedMemory",
     "InvalidInputError",
+    "LateStats",
+    "MaintenanceReport",
     "MemoryRecord",
     "RecordNotFoundError",
+    "ReflectionItem",
+    "ReflectionReport",
+    "Review",
+    "Rollback",
     "Runtime",
     "ScoredMemory",
     "Settings",
     "TianmaError",
+    "TopicStats",
     "Turn",
+    "Version",
     "load_settings",
 ]

@@ -47,6 +47,17 @@ from tianma.nodes.capture_signals import fold_update
 from tianma.policies.conflicts import Conflict, find_conflicts
 from tianma.policies.scoring import RerankPolicy, rerank
 from tianma.policies.signals import CONFIDENCE, FEEDBACK_KINDS
+from tianma.results import (
+    AggregationReport,
+    BehaviourReport,
+    Decision,
+    Edit,
+    MaintenanceReport,
+    ReflectionReport,
+    Review,
+    Rollback,
+    Version,
+)
 from tianma.settings import Settings
 from tianma.storage.dialogue_ends import EndedDialogue, IdleSweep, end_idle, idle_dialogues
 from tianma.storage.erase import texts_of
@@ -334,7 +345,7 @@ class Runtime:
             self._worker.submit(user_id, at, due)
             return None
         (report,) = self.reflect(user_id, at=at, trigger=due)
-        return str(report["run_id"])
+        return report.run_id
 
     def _fold_window(self, thread: str) -> None:
         """Fold a dialogue's full window into its rolling summary (background worker): the model
@@ -471,7 +482,7 @@ class Runtime:
     def reflect(
         self, user_id: str | None = None, at: datetime | None = None, *, dry_run: bool = False,
         trigger: str = "manual",
-    ) -> list[dict[str, Any]]:  # fmt: skip
+    ) -> list[ReflectionReport]:  # fmt: skip
         """Reflect on each user's messages since their last reflection (or one user's).
 
         Returns one report per user: its ``run_id``, what was created, supported, superseded
@@ -487,20 +498,20 @@ class Runtime:
                 out = self._reflection.invoke(
                     {"user_id": uid, "at": when, "trigger": trigger, "dry_run": dry_run}, context=deps
                 )
-            reports.append(out["report"])
+            reports.append(ReflectionReport.from_dict(out["report"]))
         return reports
 
-    def maintain(self, at: datetime | None = None) -> list[dict[str, Any]]:
+    def maintain(self, at: datetime | None = None) -> list[MaintenanceReport]:
         """Forgetting for every user: idle learnt records lose confidence, weak ones go inactive;
         an A/B pair of strategies with enough trials keeps the better one.
 
         Events are the raw log and never decay. Returns one report per user with changes; each
-        is an undoable run (``undo_reflection(report["run_id"])``).
+        is an undoable run (``undo_reflection(report.run_id)``).
         """
         when = as_aware(at)
         with self._lock:
             reports = [maintain_user(self.memory, uid, when) for uid in self.memory.store.users()]
-        return [r for r in reports if r["decayed"] or r["inactive"] or r["ab"]]
+        return [MaintenanceReport.from_dict(r) for r in reports if r["decayed"] or r["inactive"] or r["ab"]]
 
     def undo_reflection(self, run_id: str) -> list[str]:
         """Undo a whole reflection run in one step; returns the ids of the records restored.
@@ -512,17 +523,17 @@ class Runtime:
         with self._lock:
             return undo_reflection(self.memory, run_id)
 
-    def history(self, memory_id: str) -> list[dict[str, Any]]:
+    def history(self, memory_id: str) -> list[Version]:
         """Every version of a record, oldest first, with the reason and evidence of each change.
 
         Raises:
             RecordNotFoundError: no such record.
         """
-        return record_history(self.memory.store, memory_id)
+        return [Version.from_dict(v) for v in record_history(self.memory.store, memory_id)]
 
     def aggregate_signals(
         self, at: datetime | None = None, user_id: str | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[AggregationReport]:
         """Feedback aggregation for every user with signals not yet archived (or for one user):
         per dialogue, weak signals of one polarity seen twice or more merge into one credited
         signal (0.7 negative, 0.8 positive); every signal looked at is archived.
@@ -530,9 +541,10 @@ class Runtime:
         Returns one report per user (``tianma.memory.signal_aggregation.aggregate_signals``).
         """
         with self._lock:
-            return aggregate_all(self.memory, as_aware(at), user_id)
+            reports = aggregate_all(self.memory, as_aware(at), user_id)
+        return [AggregationReport.from_dict(r) for r in reports]
 
-    def weekly_review(self, user_id: str | None = None, at: datetime | None = None) -> list[dict[str, Any]]:
+    def weekly_review(self, user_id: str | None = None, at: datetime | None = None) -> list[BehaviourReport]:
         """The weekly behaviour review for every user with turns in the week before ``at`` (or
         one user): recurring topics and hours become strategy proposals queued for review, each
         user's in one transaction under the memory lock (no model call: it is all counting).
@@ -545,19 +557,19 @@ class Runtime:
         for uid in users:  # the lock per user: turns go on between users
             with self._lock:
                 reports.extend(weekly_review(self.memory, self.constitution, uid, when, zone=self.settings.zone))
-        return reports
+        return [BehaviourReport.from_dict(r) for r in reports]
 
     # -- review ---------------------------------------------------------------------------
 
-    def pending(self, user_id: str | None = None) -> list[dict[str, Any]]:
+    def pending(self, user_id: str | None = None) -> list[Review]:
         """Learnt changes waiting for a human (oldest first): content, zone, why, preview, evidence."""
-        return reviews.list_reviews(self.memory.store, user_id, "pending")
+        return self.reviews(user_id, "pending")
 
-    def reviews(self, user_id: str | None = None, status: str | None = None) -> list[dict[str, Any]]:
+    def reviews(self, user_id: str | None = None, status: str | None = None) -> list[Review]:
         """Every review (pending, approved, rejected — including candidates rejected unwritten)."""
-        return reviews.list_reviews(self.memory.store, user_id, status)
+        return [Review.from_dict(r) for r in reviews.list_reviews(self.memory.store, user_id, status)]
 
-    def approve(self, review_id: str, reason: str = "", at: datetime | None = None) -> dict[str, Any]:
+    def approve(self, review_id: str, reason: str = "", at: datetime | None = None) -> Decision:
         """Apply a queued change (its record becomes active, versioned; undoable by its ``run_id``).
 
         Raises:
@@ -565,9 +577,9 @@ class Runtime:
             InvalidInputError: it was already decided.
         """
         with self._lock:
-            return reviews.decide(self.memory, review_id, True, reason, as_aware(at))
+            return Decision.from_dict(reviews.decide(self.memory, review_id, True, reason, as_aware(at)))
 
-    def reject(self, review_id: str, reason: str = "", at: datetime | None = None) -> dict[str, Any]:
+    def reject(self, review_id: str, reason: str = "", at: datetime | None = None) -> Decision:
         """Refuse a queued change (its record is disabled, versioned, with the reason).
 
         Raises:
@@ -575,11 +587,11 @@ class Runtime:
             InvalidInputError: it was already decided.
         """
         with self._lock:
-            return reviews.decide(self.memory, review_id, False, reason, as_aware(at))
+            return Decision.from_dict(reviews.decide(self.memory, review_id, False, reason, as_aware(at)))
 
     def rollback(
         self, record_id: str, version: int | None = None, at: datetime | None = None
-    ) -> dict[str, Any]:
+    ) -> Rollback:
         """Restore a record (a strategy, a preference …) as it was at ``version`` (default: the
         previous version), as a new version.
 
@@ -588,11 +600,11 @@ class Runtime:
             InvalidInputError: the record has no earlier version.
         """
         with self._lock:
-            return reviews.rollback(self.memory, record_id, version, as_aware(at))
+            return Rollback.from_dict(reviews.rollback(self.memory, record_id, version, as_aware(at)))
 
     def edit(
         self, record_id: str, content: str, reason: str = "", at: datetime | None = None
-    ) -> dict[str, Any]:
+    ) -> Edit:
         """A person's edit of a learnt record (fact, preference, experience, strategy): a new
         version with reason ``edited by the user: <reason>``, re-indexed, undoable by its ``run_id``.
         PII in the new content is redacted like in any message (``guardrails.pii_redaction``).
@@ -603,7 +615,7 @@ class Runtime:
         """
         text = storable(content, self.settings.guardrails.pii_redaction)[0]
         with self._lock:
-            return edit_record(self.memory, record_id, text, reason, as_aware(at))
+            return Edit.from_dict(edit_record(self.memory, record_id, text, reason, as_aware(at)))
 
     def strategy_conflicts(self, user_id: str) -> list[Conflict]:
         """Active strategies that contradict each other at equal priority (same trigger and scope)."""

@@ -172,31 +172,31 @@ def _has_idle(engine: Engine, now: datetime, idle: timedelta) -> bool:
 
 def _decay(rt: Runtime, at: datetime) -> dict[str, Any]:
     reports = rt.maintain(at)
-    return {"users": len(reports), "run_ids": [r["run_id"] for r in reports],
-            "decayed": sum(len(r["decayed"]) for r in reports),
-            "inactive": sum(len(r["inactive"]) for r in reports), "ab": sum(len(r["ab"]) for r in reports)}  # fmt: skip
+    return {"users": len(reports), "run_ids": [r.run_id for r in reports],
+            "decayed": sum(len(r.decayed) for r in reports),
+            "inactive": sum(len(r.inactive) for r in reports), "ab": sum(len(r.ab) for r in reports)}  # fmt: skip
 
 
 def _aggregate(rt: Runtime, at: datetime) -> dict[str, Any]:
     reports = rt.aggregate_signals(at)
-    return {"users": len(reports), "seen": sum(r["seen"] for r in reports),
-            "weak": sum(r["weak"] for r in reports), "merged": sum(len(r["merged"]) for r in reports),
-            "archived": sum(r["archived"] for r in reports),
-            "merged_ids": [m for r in reports for m in r["merged"]]}  # fmt: skip
+    return {"users": len(reports), "seen": sum(r.seen for r in reports),
+            "weak": sum(r.weak for r in reports), "merged": sum(len(r.merged) for r in reports),
+            "archived": sum(r.archived for r in reports),
+            "merged_ids": [m for r in reports for m in r.merged]}  # fmt: skip
 
 
 def _reflection(rt: Runtime, at: datetime) -> dict[str, Any]:
     reports = rt.reflect(None, at, trigger="nightly")
-    return {"users": len(reports), "run_ids": [r["run_id"] for r in reports],
-            "items": sum(len(r["items"]) for r in reports)}  # fmt: skip
+    return {"users": len(reports), "run_ids": [r.run_id for r in reports],
+            "items": sum(len(r.items) for r in reports)}  # fmt: skip
 
 
 def _behaviour_review(rt: Runtime, at: datetime) -> dict[str, Any]:
     reports = rt.weekly_review(None, at)  # under the memory lock, one user at a time
-    queued = [p for r in reports for p in r["proposals"] if p["status"] == "queued"]
-    return {"users": len(reports), "run_ids": [r["run_id"] for r in reports if r["run_id"]],
-            "topics": sum(len(r["topics"]) for r in reports), "proposals": len(queued),
-            "review_ids": [p["review_id"] for p in queued]}  # fmt: skip
+    queued = [p for r in reports for p in r.proposals if p.status == "queued"]
+    return {"users": len(reports), "run_ids": [r.run_id for r in reports if r.run_id],
+            "topics": sum(len(r.topics) for r in reports), "proposals": len(queued),
+            "review_ids": [p.review_id for p in queued]}  # fmt: skip
 
 
 def builtin_jobs(settings: Settings) -> tuple[Job, ...]:

@@ -185,7 +185,7 @@ def test_every_command_goes_through_the_running_server(
         assert birthday.id not in {r.id for r in rt.memories("me")}
         assert rt.memory.vectors.get_vectors("me", [birthday.id, jazz.id]).keys() == {jazz.id}
         (decided,) = rt.reviews("me", None)
-        assert decided["status"] == "approved"
+        assert decided.status == "approved"
         assert sorted(r["job"] for r in _job_runs(rt)) == sorted(JOBS)  # each once
 
 

@@ -15,7 +15,7 @@ import pytest
 from tests.conftest import RuntimeFactory
 from tests.fakes import learning_model
 from tests.integration.test_reflection import EMPTY, T0, reflection_model
-from tianma import Runtime
+from tianma import ReflectionReport, Runtime
 from tianma.guardrails.constitution import shipped_path
 from tianma.storage.records import Provenance
 
@@ -38,7 +38,7 @@ def strategy_model(action: str, domains: list[str]) -> Any:
     return reflection_model(rules)
 
 
-def teach(rt: Runtime, messages: list[str], days: int = DAYS) -> list[dict[str, Any]]:
+def teach(rt: Runtime, messages: list[str], days: int = DAYS) -> list[ReflectionReport]:
     """One message a day (distinct, so no repeated-question signal), each followed by a reflection."""
     reports = []
     for day in range(days):
@@ -62,11 +62,11 @@ def test_a_forbidden_change_is_queued_and_only_a_human_applies_it(make_runtime: 
     teach(rt, WHO)
     assert strategies(rt) == {action: "pending"}
     (review,) = rt.pending("u")
-    assert review["zone"] == "forbidden" and review["mode"] == "manual" and "身份" in review["reason"]
-    done = rt.approve(review["id"], "我确认")
-    assert strategies(rt) == {action: "active"} and done["status"] == "approved"
+    assert review.zone == "forbidden" and review.mode == "manual" and "身份" in review.reason
+    done = rt.approve(review.id, "我确认")
+    assert strategies(rt) == {action: "active"} and done.status == "approved"
     assert rt.pending("u") == []
-    rt.undo_reflection(done["run_id"])  # an approval is undoable like a reflection
+    rt.undo_reflection(done.run_id)  # an approval is undoable like a reflection
     assert strategies(rt) == {action: "pending"} and len(rt.pending("u")) == 1
 
 
@@ -76,9 +76,9 @@ def test_a_caution_change_is_previewed_then_applied_on_approval(make_runtime: Ru
     teach(rt, CODE)
     assert strategies(rt) == {action: "pending"}
     (review,) = rt.pending("u")
-    assert review["zone"] == "caution" and review["mode"] == "confirm"
-    assert review["preview"]["after"] == [*review["preview"]["before"], action]
-    rt.approve(review["id"])
+    assert review.zone == "caution" and review.mode == "confirm"
+    assert review.preview["after"] == [*review.preview["before"], action]
+    rt.approve(review.id)
     turn = rt.chat("u", "Python 的字典怎么遍历", dialogue_id="after", at=T0 + timedelta(days=DAYS))
     assert [s.content for s in turn.strategies] == [action]
 
@@ -96,9 +96,9 @@ def test_the_circuit_breaker_trips_on_a_paraphrase_of_the_identity(make_runtime:
     teach(rt, FOOD, days=1)
     (review,) = rt.pending("u")
     assert (
-        review["zone"] == "free"
-        and "circuit breaker" in review["reason"]
-        and "identity.who" in review["reason"]
+        review.zone == "free"
+        and "circuit breaker" in review.reason
+        and "identity.who" in review.reason
     )
     assert strategies(rt) == {action: "pending"}
 
@@ -114,8 +114,8 @@ def test_the_content_filter_rejects_with_the_reason_kept(
     (report,) = teach(rt, ["随便聊聊"], days=1)
     assert strategies(rt) == {}  # never written
     (rejected,) = rt.reviews("u", "rejected")
-    assert rejected["content"] == action and reason in rejected["reason"]
-    assert report["counts"].get("rejected") == 1
+    assert rejected.content == action and reason in rejected.reason
+    assert report.counts.get("rejected") == 1
 
 
 def test_the_regression_gate_holds_a_strategy_that_breaks_a_scenario(
@@ -134,8 +134,8 @@ def test_the_regression_gate_holds_a_strategy_that_breaks_a_scenario(
     reports = teach(rt, FOOD)
     assert strategies(rt) == {action: "pending"}
     (review,) = rt.pending("u")
-    assert "food-plain" in review["reason"] and "identity" not in review["reason"].split("Newly failing:")[1]
-    assert list(reports[-1]["llm"]["regression"]["newly_failed"]) == ["food-plain"]
+    assert "food-plain" in review.reason and "identity" not in review.reason.split("Newly failing:")[1]
+    assert list(reports[-1].llm["regression"]["newly_failed"]) == ["food-plain"]
 
 
 def test_rollback_restores_the_previous_version_exactly(make_runtime: RuntimeFactory) -> None:
@@ -144,10 +144,10 @@ def test_rollback_restores_the_previous_version_exactly(make_runtime: RuntimeFac
     teach(rt, CODE)
     (review,) = rt.pending("u")
     (before,) = rt.memories("u", kind="strategy")
-    rt.approve(review["id"])
+    rt.approve(review.id)
     done = rt.rollback(before.id)
     (after,) = rt.memories("u", kind="strategy")
-    assert done["restored_version"] == before.version
+    assert done.restored_version == before.version
     assert (after.content, after.status, after.confidence, after.data) == (
         before.content, before.status, before.confidence, before.data,
     )  # fmt: skip
@@ -250,7 +250,7 @@ def test_the_constitution_is_read_only_and_immutable(make_runtime: RuntimeFactor
     rt = make_runtime(chat_model=strategy_model("当用户问你的身份时，介绍自己是管家", ["general"]),
                       guardrails={"constitution": path})  # fmt: skip
     teach(rt, WHO, days=2)
-    rt.approve(rt.pending("u")[0]["id"])
+    rt.approve(rt.pending("u")[0].id)
     rt.maintain(at=T0 + timedelta(days=90))
     assert (path.read_bytes(), path.stat().st_mtime_ns) == before
     assert rt.constitution.source == str(path)
@@ -262,11 +262,11 @@ def test_a_failure_driven_strategy_waits_for_five_samples(make_runtime: RuntimeF
     action = "当用户问美食时，用表格列出选项"
     rt = make_runtime(chat_model=strategy_model(action, ["food"]))
     reports = teach(rt, [FOOD[0]] * DAYS)  # the same question every day: repeated-question signals
-    (last,) = [i for i in reports[-1]["items"] if i["kind"] == "strategy"]
+    (last,) = [i for i in reports[-1].items if i.kind == "strategy"]
     assert (
-        last["outcome"].endswith("_held")
-        and "failure-driven" in last["reason"]
-        and "of 5 samples" in last["reason"]
+        last.outcome.endswith("_held")
+        and "failure-driven" in last.reason
+        and "of 5 samples" in last.reason
     )
     assert strategies(rt) == {action: "pending"}
 

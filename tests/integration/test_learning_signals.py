@@ -76,7 +76,7 @@ def test_a_malformed_reflection_writes_nothing(make_runtime: RuntimeFactory, cas
     rt.chat("u", "今天下午开了一个很长的会", dialogue_id="d", at=T0)
     before = learnt_rows(rt)
     (report,) = rt.reflect("u", at=T0 + timedelta(hours=1))
-    assert report["llm"]["dropped"] is True and report["llm"]["attempts"] == 2
+    assert report.llm["dropped"] is True and report.llm["attempts"] == 2
     assert learnt_rows(rt) == before == 0
 
 
@@ -91,7 +91,7 @@ def test_the_clean_control_case_does_write(make_runtime: RuntimeFactory) -> None
                       learning={"auto_reflect": False})  # fmt: skip
     rt.chat("u", "今天下午开了一个很长的会", dialogue_id="d", at=T0)
     (report,) = rt.reflect("u", at=T0 + timedelta(hours=1))
-    assert report["llm"]["dropped"] is False and learnt_rows(rt) >= 2
+    assert report.llm["dropped"] is False and learnt_rows(rt) >= 2
 
 
 def learnt_rows(rt: Runtime) -> int:
@@ -116,9 +116,10 @@ def test_twenty_messages_trigger_a_reflection(make_runtime: RuntimeFactory) -> N
 
 def test_after_a_reflection_the_count_starts_again(make_runtime: RuntimeFactory) -> None:
     rt = make_runtime(chat_model=learning_model("{}"), embedder=CharacterEmbedder())
-    words = "天气 股票 晚饭 电影 跑步 读书 旅行 音乐 小猫 工作 咖啡 周末 手机 花园 篮球 历史 做饭 画画 游泳 编程 " \
-            "火车 雨伞 钢琴 数学 茶叶 地图 相机 沙发 面包 月亮 森林 海洋 桥梁 电脑 围棋 书法 自行车 雪山 牛奶 台灯 " \
-            "邮票 口琴 风筝 灯笼 剪纸".split()  # fmt: skip
+    words = ["天气", "股票", "晚饭", "电影", "跑步", "读书", "旅行", "音乐", "小猫", "工作", "咖啡", "周末", "手机",
+             "花园", "篮球", "历史", "做饭", "画画", "游泳", "编程", "火车", "雨伞", "钢琴", "数学", "茶叶", "地图",
+             "相机", "沙发", "面包", "月亮", "森林", "海洋", "桥梁", "电脑", "围棋", "书法", "自行车", "雪山", "牛奶",
+             "台灯", "邮票", "口琴", "风筝", "灯笼", "剪纸"]  # fmt: skip
     runs = [rt.chat("u", f"说说{word}", dialogue_id="d", at=T0 + timedelta(minutes=i)).reflection_run_id
             for i, word in enumerate(words)]  # fmt: skip
     assert [i for i, run in enumerate(runs) if run is not None] == [19, 39]

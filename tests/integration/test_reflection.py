@@ -58,11 +58,11 @@ def rt(make_runtime: RuntimeFactory) -> Runtime:
 def test_a_stated_fact_is_pending_after_one_reflection_and_active_after_two(rt: Runtime) -> None:
     first = rt.chat("u", "我对花生过敏。", dialogue_id="d1", at=T0)
     (report,) = rt.reflect("u", at=T0 + timedelta(hours=1))
-    assert report["llm"]["dropped"] is True  # the LLM failed: the rule pass still works
+    assert report.llm["dropped"] is True  # the LLM failed: the rule pass still works
     (pending,) = learnt(rt)["pending"]
     assert pending.kind == "fact" and pending.key == "health.allergy.peanut"
     assert pending.provenance.event_ids == (first.event_id,)
-    assert report["run_id"] in pending.provenance.reflection_ids
+    assert report.run_id in pending.provenance.reflection_ids
     assert "active" not in learnt(rt)
 
     again = rt.chat("u", "提醒一下，我对花生过敏", dialogue_id="d2", at=T0 + timedelta(days=1))
@@ -70,14 +70,14 @@ def test_a_stated_fact_is_pending_after_one_reflection_and_active_after_two(rt: 
     (active,) = learnt(rt)["active"]
     assert active.id == pending.id and active.version == 2
     assert set(active.provenance.event_ids) == {first.event_id, again.event_id}
-    assert rt.history(active.id)[0]["status"] == "pending"
+    assert rt.history(active.id)[0].status == "pending"
 
 
 def test_reflecting_twice_on_the_same_messages_is_not_independent(rt: Runtime) -> None:
     rt.chat("u", "我对花生过敏。", dialogue_id="d1", at=T0)
     rt.reflect("u", at=T0 + timedelta(hours=1))
     (report,) = rt.reflect("u", at=T0 + timedelta(hours=2))
-    assert report["window_events"] == 0
+    assert report.window_events == 0
     assert [r.status for r in rt.memories("u", kind="fact")] == ["pending"]
 
 
@@ -142,7 +142,7 @@ def test_opposite_strategies_of_equal_priority_are_both_disabled(make_runtime: R
     (report,) = rt.reflect("u", at=T0 + timedelta(days=1, hours=1))
     statuses = {r.content: r.status for r in rt.memories("u", kind="strategy")}
     assert statuses == {"先给价格区间": "disabled", "不要先给价格区间": "disabled"}
-    assert any(c["type"] == "strategy" for c in report["llm"]["contradictions"])
+    assert any(c["type"] == "strategy" for c in report.llm["contradictions"])
 
 
 def test_three_same_day_moods_do_not_become_a_preference(rt: Runtime) -> None:
@@ -174,21 +174,21 @@ def test_undo_restores_the_exact_prior_state(rt: Runtime) -> None:
     before = dump(rt)
     searched = [h.id for h in rt.search("u", "花生过敏", k=5)]
     (report,) = rt.reflect("u", at=T0 + timedelta(days=1, hours=1))
-    assert report["counts"].get("supported", 0) >= 1
+    assert report.counts.get("supported", 0) >= 1
     assert dump(rt) != before
 
-    restored = rt.undo_reflection(report["run_id"])
+    restored = rt.undo_reflection(report.run_id)
     assert restored and dump(rt) == before
     assert [h.id for h in rt.search("u", "花生过敏", k=5)] == searched
     with pytest.raises(InvalidInputError):
-        rt.undo_reflection(report["run_id"])
+        rt.undo_reflection(report.run_id)
 
 
 def test_a_dry_run_writes_nothing(rt: Runtime) -> None:
     rt.chat("u", "我对花生过敏。", dialogue_id="d1", at=T0)
     before = dump(rt)
     (report,) = rt.reflect("u", at=T0 + timedelta(hours=1), dry_run=True)
-    assert report["counts"] == {"would_create": 1}
+    assert report.counts == {"would_create": 1}
     assert dump(rt) == before
 
 
@@ -215,8 +215,8 @@ def test_decay_makes_an_idle_memory_inactive_and_a_hit_prevents_it(make_runtime:
     assert rt.memory.store.get(idle).confidence < 0.3
     assert rt.memory.store.get(used).status == "active"
     assert idle not in {h.id for h in rt.search("u", "猫叫咪咪", k=5)}
-    assert any(idle in r["inactive"] for r in reports)
-    rt.undo_reflection(next(r["run_id"] for r in reports if idle in r["inactive"]))
+    assert any(idle in r.inactive for r in reports)
+    rt.undo_reflection(next(r.run_id for r in reports if idle in r.inactive))
     assert rt.memory.store.get(idle).status == "active"
     assert idle in {h.id for h in rt.search("u", "猫叫咪咪", k=5)}
 
@@ -235,7 +235,7 @@ def test_the_reflection_graph_is_traced(rt: Runtime, spans: Any) -> None:
         e for e in finished["tianma.reflection score"].events if e.name == "tianma.reflection.decision"
     ]
     assert decision.attributes["status"] == "pending" and "content" not in decision.attributes
-    assert finished["tianma.reflection publish"].attributes["tianma.reflection.run_id"] == report["run_id"]
+    assert finished["tianma.reflection publish"].attributes["tianma.reflection.run_id"] == report.run_id
 
 
 def test_a_change_of_mind_under_the_same_key_supersedes_instead_of_supporting(rt: Runtime) -> None:
@@ -272,10 +272,10 @@ def test_validated_in_three_consecutive_dialogues_becomes_a_fact(rt: Runtime) ->
             .values(data={**signal.data, "credited": [blamed]})
         )  # fmt: skip
     (report,) = rt.reflect("u", at=T0 + timedelta(days=3))
-    assert report["counts"].get("promoted") == 1
+    assert report.counts.get("promoted") == 1
     promoted = rt.memory.store.get(kept)
     assert promoted.kind == "fact" and promoted.key is not None and promoted.version == 2
-    assert "promoted to fact" in rt.history(kept)[0]["change_reason"]
+    assert "promoted to fact" in rt.history(kept)[0].change_reason
     assert rt.memory.store.get(blamed).kind == "preference"
 
 
@@ -317,7 +317,7 @@ def test_an_unkeyed_preference_is_superseded_by_its_opposite_in_meaning(make_run
     rt.chat("u", "其实我现在挺能吃辣", dialogue_id="d", at=T0)
     (report,) = rt.reflect("u", at=T0 + timedelta(hours=1))
     assert rt.memory.store.get(old.id).status == "deprecated"
-    assert any(c["type"] == "meaning" for c in report["llm"]["contradictions"])
+    assert any(c["type"] == "meaning" for c in report.llm["contradictions"])
 
 
 def test_learnt_strategies_carry_their_zone(make_runtime: RuntimeFactory) -> None:
@@ -349,4 +349,4 @@ def test_the_llm_restating_a_rule_item_is_one_memory(make_runtime: RuntimeFactor
     (report,) = rt.reflect("u", at=T0 + timedelta(hours=1))
     (fact,) = rt.memories("u", kind="fact")
     assert fact.key == "health.allergy.peanut" and fact.provenance.event_ids == (said.event_id,)
-    assert report["counts"] == {"created_pending": 1}
+    assert report.counts == {"created_pending": 1}

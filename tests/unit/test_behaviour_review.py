@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pytest
 
 from tests.conftest import RuntimeFactory
 from tests.fakes import CharacterEmbedder
-from tianma import Runtime
+from tianma import BehaviourReport, Runtime
 from tianma.policies.behaviour import Turn, analyse, topic_of
 from tianma.scheduler import Scheduler, builtin_jobs, current_slot, due_jobs
 from tianma.settings import SchedulerSettings, Settings
@@ -25,7 +24,7 @@ TOPICS = {
 }
 
 
-def weekly_review(rt: Runtime, user_id: str, at: datetime) -> list[dict[str, Any]]:
+def weekly_review(rt: Runtime, user_id: str, at: datetime) -> list[BehaviourReport]:
     return rt.weekly_review(user_id, at)
 
 
@@ -61,42 +60,42 @@ def a_week(rt: Runtime, repeats: dict[str, int]) -> None:
 def test_a_topic_asked_again_and_again_gets_one_pending_caution_proposal(rt: Runtime) -> None:
     a_week(rt, {"finance": 4})
     [report] = weekly_review(rt, "u", SUNDAY)
-    assert report["language"] == "zh" and report["turns"] == 16 and report["dialogues"] == 8
-    finance = next(x for x in report["topics"] if x["topic"] == "finance")
-    assert finance["repeats"] == 4 and finance["dialogues"] == 2 and finance["avg_turns"] == 2
-    assert finance["emotion"] == {"positive": 0, "negative": 0, "neutral": 4} and finance["hours"] == {10: 4}
-    assert sorted(x["topic"] for x in report["topics"]) == sorted(TOPICS)
-    [proposal] = report["proposals"]
-    assert proposal["content"] == "在「理财」话题上先给结论，再展开细节" and proposal["status"] == "queued"
+    assert report.language == "zh" and report.turns == 16 and report.dialogues == 8
+    finance = next(x for x in report.topics if x.topic == "finance")
+    assert finance.repeats == 4 and finance.dialogues == 2 and finance.avg_turns == 2
+    assert finance.emotion == {"positive": 0, "negative": 0, "neutral": 4} and finance.hours == {10: 4}
+    assert sorted(x.topic for x in report.topics) == sorted(TOPICS)
+    [proposal] = report.proposals
+    assert proposal.content == "在「理财」话题上先给结论，再展开细节" and proposal.status == "queued"
     assert (
-        proposal["zone"] == "caution"
-        and proposal["mode"] == "confirm"
-        and proposal["scope"] == "domain:finance"
+        proposal.zone == "caution"
+        and proposal.mode == "confirm"
+        and proposal.scope == "domain:finance"
     )
     [review] = rt.pending("u")
     assert (
-        review["id"] == proposal["review_id"] and review["kind"] == "strategy" and review["zone"] == "caution"
+        review.id == proposal.review_id and review.kind == "strategy" and review.zone == "caution"
     )
-    assert review["preview"]["after"] == [proposal["content"]] and review["preview"]["before"] == []
-    assert "asked again 4 times" in review["reason"] and len(review["evidence"]) == 4
-    strategy = rt.memory.store.get(proposal["record_id"])
+    assert review.preview["after"] == [proposal.content] and review.preview["before"] == []
+    assert "asked again 4 times" in review.reason and len(review.evidence) == 4
+    strategy = rt.memory.store.get(proposal.record_id)
     assert strategy.status == "pending" and strategy.data["trigger"] == {"domains": ["finance"]}
 
     again = weekly_review(rt, "u", SUNDAY + timedelta(hours=1))[0]
-    assert [p["status"] for p in again["proposals"]] == ["already_open"] and again["run_id"] is None
+    assert [p.status for p in again.proposals] == ["already_open"] and again.run_id is None
     assert len(rt.pending("u")) == 1 and len(rt.memories("u", "strategy")) == 1
 
-    rt.approve(review["id"], "yes")
-    assert rt.memory.store.get(proposal["record_id"]).status == "active"
+    rt.approve(review.id, "yes")
+    assert rt.memory.store.get(proposal.record_id).status == "active"
     later = weekly_review(rt, "u", SUNDAY + timedelta(hours=2))[0]
-    assert [p["status"] for p in later["proposals"]] == ["already_active"] and not rt.pending("u")
+    assert [p.status for p in later.proposals] == ["already_active"] and not rt.pending("u")
 
 
 def test_a_balanced_week_proposes_nothing(rt: Runtime) -> None:
     a_week(rt, dict.fromkeys(TOPICS, 2))
     [report] = weekly_review(rt, "u", SUNDAY)
-    assert report["proposals"] == [] and report["run_id"] is None and not rt.pending("u")
-    assert all(x["repeats"] == 2 for x in report["topics"])
+    assert report.proposals == () and report.run_id is None and not rt.pending("u")
+    assert all(x.repeats == 2 for x in report.topics)
     assert weekly_review(rt, "nobody", SUNDAY) == []
 
 
@@ -109,17 +108,17 @@ def test_late_night_irritation_proposes_brief_answers(rt: Runtime) -> None:
     for n in range(2):
         dialogue(rt, f"day-{n}", question, MONDAY + timedelta(days=n, hours=14))
     [report] = weekly_review(rt, "u", SUNDAY)
-    assert report["language"] == "en" and report["late"]["late_share"] == pytest.approx(8 / 12, abs=1e-3)
-    assert report["late"]["late_negative_rate"] > report["late"]["other_negative_rate"] == 0
-    [tech] = report["topics"]
-    assert tech["topic"] == "tech" and tech["interruption_rate"] == pytest.approx(4 / 12, abs=1e-3)
-    assert tech["emotion"]["negative"] == 4 and tech["hours"] == {14: 4, 23: 8}
-    [proposal] = report["proposals"]
-    assert proposal["content"] == "After 22:00, answer briefly" and proposal["zone"] == "caution"
-    assert proposal["mode"] == "manual" and proposal["trigger"] == {"hours": [22, 6]}
+    assert report.language == "en" and report.late.late_share == pytest.approx(8 / 12, abs=1e-3)
+    assert report.late.late_negative_rate > report.late.other_negative_rate == 0
+    [tech] = report.topics
+    assert tech.topic == "tech" and tech.interruption_rate == pytest.approx(4 / 12, abs=1e-3)
+    assert tech.emotion["negative"] == 4 and tech.hours == {14: 4, 23: 8}
+    [proposal] = report.proposals
+    assert proposal.content == "After 22:00, answer briefly" and proposal.zone == "caution"
+    assert proposal.mode == "manual" and proposal.trigger == {"hours": [22, 6]}
     [review] = rt.pending("u")
     assert (
-        review["content"] == "After 22:00, answer briefly" and "negative signals per turn" in review["reason"]
+        review.content == "After 22:00, answer briefly" and "negative signals per turn" in review.reason
     )
 
 
@@ -152,7 +151,7 @@ def test_the_weekly_job_is_registered_and_due_on_the_configured_weekday(
     ]
     run = scheduler.run("behaviour_review", SUNDAY + timedelta(minutes=5))
     assert run.status == "ok" and run.slot == SUNDAY and run.report["proposals"] == 1
-    assert run.report["review_ids"] == [r["id"] for r in rt.pending("u")]
+    assert run.report["review_ids"] == [r.id for r in rt.pending("u")]
     assert scheduler.run("behaviour_review", SUNDAY + timedelta(days=1)).status == "skipped"
     assert [r["job"] for r in job_runs.runs(rt.memory.store.engine, "behaviour_review")] == [
         "behaviour_review"

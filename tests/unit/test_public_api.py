@@ -33,6 +33,7 @@ def test_all_lists_exactly_the_public_names() -> None:
         "chat_history",
         "storage",
         "text",
+        "results",
     }
     assert set(tianma.__all__) == public - modules
     for name in tianma.__all__:

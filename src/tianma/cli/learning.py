@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.markup import escape
@@ -24,6 +23,7 @@ from tianma.cli.connection import connect
 from tianma.cli.memory import records_table
 from tianma.operations import learning as learning_ops
 from tianma.operations import memory as memory_ops
+from tianma.results import ReflectionReport
 
 reflect_app = typer.Typer(help="Reflect on recent messages: learn facts, preferences, strategies.",
                           invoke_without_command=True)  # fmt: skip
@@ -32,18 +32,17 @@ app.add_typer(reflect_app, name="reflect")
 app.add_typer(strategies_app, name="strategies")
 
 
-def report_table(report: dict[str, Any]) -> Table:
+def report_table(report: ReflectionReport) -> Table:
     """What one reflection run did, item by item."""
     table = Table(
-        title=escape(f"run {report['run_id']} — user {report['user_id']}")
-        + (" (dry run)" if report["dry_run"] else "")
+        title=escape(f"run {report.run_id} — user {report.user_id}") + (" (dry run)" if report.dry_run else "")
     )
     for col in ("outcome", "kind", "content", "confidence", "why"):
         table.add_column(col, overflow="fold")
-    for item in report["items"]:
-        conf = item.get("confidence")
-        table.add_row(*plain(item["outcome"], item.get("kind") or "", item.get("content") or "",
-                             "" if conf is None else f"{conf:.2f}", item.get("reason") or ""))  # fmt: skip
+    for item in report.items:
+        conf = item.confidence
+        table.add_row(*plain(item.outcome, item.kind or "", item.content or "",
+                             "" if conf is None else f"{conf:.2f}", item.reason or ""))  # fmt: skip
     return table
 
 
@@ -62,7 +61,7 @@ def reflect(
         reports = conn.call(learning_ops.reflect, user, dry_run, "nightly" if user is None else "manual")
     for report in reports:
         console.print(report_table(report))
-        llm = report["llm"]
+        llm = report.llm
         if llm.get("called") and llm.get("dropped"):
             console.print(
                 Text(
@@ -96,11 +95,10 @@ def maintain(home: Path | None = HomeOption) -> None:
         reports = conn.call(learning_ops.maintain)
     for r in reports:
         console.print(
-            f"{r['user_id']}: {len(r['decayed'])} decayed, {len(r['inactive'])} inactive (run {r['run_id']})",
-            markup=False,
+            f"{r.user_id}: {len(r.decayed)} decayed, {len(r.inactive)} inactive (run {r.run_id})", markup=False
         )
-        for ab in r["ab"]:
-            console.print(f"  A/B: {ab['reason']}", markup=False)
+        for ab in r.ab:
+            console.print(f"  A/B: {ab.reason}", markup=False)
     if not reports:
         console.print("nothing to decay / 无需衰减")
 
@@ -120,9 +118,9 @@ def history(
     for col in ("version", "status", "conf", "content", "changed because", "evidence", "run"):
         table.add_column(col, overflow="fold")
     for v in versions:
-        table.add_row(*plain(str(v["version"]) + (" (current)" if v.get("current") else ""), v["status"],
-                             f"{v['confidence']:.2f}", v["content"], v["change_reason"] or "",
-                             ", ".join(e[:8] for e in v["change_evidence"]), (v["run_id"] or "")[:8]))  # fmt: skip
+        table.add_row(*plain(str(v.version) + (" (current)" if v.current else ""), v.status,
+                             f"{v.confidence:.2f}", v.content, v.change_reason or "",
+                             ", ".join(e[:8] for e in v.change_evidence), (v.run_id or "")[:8]))  # fmt: skip
     console.print(table)
 
 

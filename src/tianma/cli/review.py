@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ review_app = typer.Typer(
 app.add_typer(review_app, name="review")
 
 
-def _preview(preview: dict[str, Any]) -> str:
+def _preview(preview: Mapping[str, Any]) -> str:
     before = "; ".join(preview.get("before") or []) or "—"
     after = "; ".join(preview.get("after") or []) or "—"
     return f"before: {before}\nafter: {after}"
@@ -43,8 +44,8 @@ def review(
     for col in ("id", "user", "status", "kind", "zone", "content", "why", "preview", "evidence"):
         table.add_column(col, overflow="fold")
     for r in rows:
-        table.add_row(*plain(r["id"][:8], r["user_id"], r["status"], r["kind"], r["zone"], r["content"], r["reason"],
-                             _preview(r["preview"]), ", ".join(e[:8] for e in r["evidence"])))  # fmt: skip
+        table.add_row(*plain(r.id[:8], r.user_id, r.status, r.kind, r.zone, r.content, r.reason,
+                             _preview(r.preview), ", ".join(e[:8] for e in r.evidence)))  # fmt: skip
     console.print(table)
 
 
@@ -52,7 +53,7 @@ def _decide(review_id: str, reason: str, home: Path | None, approve: bool) -> No
     with connect(settings_from(home)) as conn:
         done = conn.call(ops.decide_review, review_id, reason, approve)
     label = "approved / 已批准" if approve else "rejected / 已拒绝"
-    console.print(f"{label}: {done['content']} (run {done['run_id']})", markup=False)
+    console.print(f"{label}: {done.content} (run {done.run_id})", markup=False)
 
 
 ReviewId = typer.Argument(..., help="Review id or a unique prefix.")
@@ -83,8 +84,8 @@ def rollback(
     with connect(settings) as conn:
         record = conn.call(ops.find_record, user or settings.user, record_id)
         done = conn.call(ops.rollback, record.id, to)
-    console.print(f"{record.id}: version {done['restored_version']} restored as version {done['version']} "
-                  f"(run {done['run_id']})", markup=False)  # fmt: skip
+    console.print(f"{record.id}: version {done.restored_version} restored as version {done.version} "
+                  f"(run {done.run_id})", markup=False)  # fmt: skip
 
 
 @strategies_app.command("conflicts")

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from tianma.operations.operation import Home, operation
+from tianma.results import MaintenanceReport, ReflectionReport
 from tianma.scheduler import JobRun, Period, Scheduler, builtin_jobs, due_jobs, is_due, next_slot
 from tianma.storage import job_runs
 from tianma.storage.schema import utcnow
 
 
 @operation("learning.reflect")
-def reflect(home: Home, user_id: str | None, dry_run: bool, trigger: str) -> list[dict[str, Any]]:
+def reflect(home: Home, user_id: str | None, dry_run: bool, trigger: str) -> list[ReflectionReport]:
     """Reflect on each user's (or one user's) messages since their last reflection (``Runtime.reflect``)."""
     return home.runtime().reflect(user_id, dry_run=dry_run, trigger=trigger)
 
@@ -30,7 +30,7 @@ def undo_reflection(home: Home, run_id: str) -> list[str]:
 
 
 @operation("learning.maintain")
-def maintain(home: Home) -> list[dict[str, Any]]:
+def maintain(home: Home) -> list[MaintenanceReport]:
     """Forgetting and the A/B decision for every user (``Runtime.maintain``)."""
     return home.runtime().maintain()
 

@@ -6,14 +6,13 @@ goes through the runtime, which keeps the indexes in step and serialises writes.
 
 from __future__ import annotations
 
-from typing import Any
-
 from tianma.errors import InvalidInputError, RecordNotFoundError
 from tianma.memory import reviews
 from tianma.memory.index_check import IndexDiff, Repair, pending_writes
 from tianma.memory.reflection_store import record_history
 from tianma.operations.operation import Home, operation
 from tianma.policies.conflicts import Conflict, find_conflicts
+from tianma.results import Decision, Review, Rollback, Version
 from tianma.storage.records import Kind, MemoryRecord, Status
 
 
@@ -54,21 +53,21 @@ def forget_dialogue(home: Home, user_id: str, dialogue_id: str) -> int:
 
 
 @operation("memory.history")
-def history(home: Home, record_id: str) -> list[dict[str, Any]]:
+def history(home: Home, record_id: str) -> list[Version]:
     """Every version of a record, oldest first (``Runtime.history``)."""
-    return record_history(home.store, record_id)
+    return [Version.from_dict(v) for v in record_history(home.store, record_id)]
 
 
 @operation("review.list")
 def list_reviews(
     home: Home, user_id: str | None = None, status: str | None = "pending"
-) -> list[dict[str, Any]]:
+) -> list[Review]:
     """Reviews, oldest first, of one user or all, of one status or all (``Runtime.reviews``)."""
-    return reviews.list_reviews(home.store, user_id, status)
+    return [Review.from_dict(r) for r in reviews.list_reviews(home.store, user_id, status)]
 
 
 @operation("review.decide")
-def decide_review(home: Home, prefix: str, reason: str, approve: bool) -> dict[str, Any]:
+def decide_review(home: Home, prefix: str, reason: str, approve: bool) -> Decision:
     """Approve or reject the review with this id or unique id prefix (``Runtime.approve``/``reject``).
 
     Raises:
@@ -86,7 +85,7 @@ def decide_review(home: Home, prefix: str, reason: str, approve: bool) -> dict[s
 
 
 @operation("strategies.rollback")
-def rollback(home: Home, record_id: str, version: int | None = None) -> dict[str, Any]:
+def rollback(home: Home, record_id: str, version: int | None = None) -> Rollback:
     """Restore a record as it was at ``version`` (default the previous one), as a new version."""
     return home.runtime().rollback(record_id, version)
 

@@ -159,7 +159,7 @@ def test_review_approve_reject_rollback_and_conflicts(tmp_path: Path, e5: object
     listed = runner.invoke(app, ["review", "--home", str(path)])
     assert listed.exit_code == 0 and "3 review(s)" in listed.output and "caution zone" in listed.output
     with Runtime(Settings(home=path), chat_model=ScriptedChatModel(replies=["好"]), embedder=e5) as rt:  # type: ignore[arg-type]
-        ids = {r["content"]: r["id"] for r in rt.pending("me")}
+        ids = {r.content: r.id for r in rt.pending("me")}
         strategy = {r.content: r.id for r in rt.memories("me", kind="strategy")}
     for content in ("回答代码问题时要简短", "回答代码问题时要详细"):
         done = runner.invoke(

@@ -42,12 +42,12 @@ def test_edit_reason_keeps_the_persons_words() -> None:
 def test_an_edit_is_a_new_version_with_the_reason_and_the_old_text_kept(rt: Runtime) -> None:
     rid = add(rt, "用户喜欢喝美式咖啡")
     done = rt.edit(rid, "用户喜欢喝拿铁", "口味变了", at=T0 + timedelta(days=1))
-    assert done["version"] == 2 and done["content"] == "用户喜欢喝拿铁"
+    assert done.version == 2 and done.content == "用户喜欢喝拿铁"
     record = rt.memory.store.get(rid)
     assert record.content == "用户喜欢喝拿铁" and record.version == 2
     old, current = rt.history(rid)
-    assert old["content"] == "用户喜欢喝美式咖啡" and old["change_reason"] == f"{EDIT_REASON}: 口味变了"
-    assert old["run_id"] == done["run_id"] and current["current"] is True
+    assert old.content == "用户喜欢喝美式咖啡" and old.change_reason == f"{EDIT_REASON}: 口味变了"
+    assert old.run_id == done.run_id and current.current is True
 
 
 def test_an_edit_is_reindexed(rt: Runtime) -> None:
@@ -61,7 +61,7 @@ def test_an_edit_is_reindexed(rt: Runtime) -> None:
 def test_an_edit_is_undone_in_one_step(rt: Runtime) -> None:
     rid = add(rt, "回答时先给结论", kind="strategy")
     done = rt.edit(rid, "回答时先给出处", at=T0)
-    rt.undo_reflection(done["run_id"])
+    rt.undo_reflection(done.run_id)
     record = rt.memory.store.get(rid)
     assert record.content == "回答时先给结论" and record.version == 1
     assert len(rt.history(rid)) == 1

@@ -184,5 +184,5 @@ def test_the_runtime_aggregates_every_user_with_pending_signals(rt: Runtime) -> 
         signal(rt, "impatience", 0.4, target, "d-" + user, 1, user=user)
         signal(rt, "impatience", 0.4, target, "d-" + user, 2, user=user)
     reports = rt.aggregate_signals(RUN)
-    assert [(r["user_id"], len(r["merged"]), r["archived"]) for r in reports] == [("u", 1, 3), ("v", 1, 3)]
+    assert [(r.user_id, len(r.merged), r.archived) for r in reports] == [("u", 1, 3), ("v", 1, 3)]
     assert rt.aggregate_signals(RUN) == []

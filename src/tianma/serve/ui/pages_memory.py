@@ -108,7 +108,7 @@ def memory(page: Page) -> Response:
     page = page.as_owner(record.user_id)
     rt, store = page.runtime, page.runtime.memory.store
     history = rt.history(record.id)
-    evidence_ids = {e for v in history for e in v["change_evidence"]} | set(record.provenance.event_ids)
+    evidence_ids = {e for v in history for e in v.change_evidence} | set(record.provenance.event_ids)
     events = store.get_many(record.user_id, sorted(evidence_ids))
     usage = strategy_usage(store, record.user_id).get(record.id) if record.kind == "strategy" else None
     judging, revealed = queries.signals_about(store, record) if record.kind == "event" else ([], [])

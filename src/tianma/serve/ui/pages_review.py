@@ -8,6 +8,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute
 
 from tianma.memory.reviews import get_review
+from tianma.results import Review
 from tianma.serve.ui.common import PER_PAGE, Page, Pager, Ui, ui_route
 from tianma.serve.ui.pages_memory import KIND_LABELS
 
@@ -27,7 +28,7 @@ def reviews(page: Page) -> Response:
         rows.reverse()
     pager = Pager(page.page_number(), len(rows))
     shown = rows[pager.offset : pager.offset + PER_PAGE]
-    evidence = rt.memory.store.get_many(user, sorted({e for r in shown for e in r["evidence"]}))
+    evidence = rt.memory.store.get_many(user, sorted({e for r in shown for e in r.evidence}))
     return page.render(
         "reviews.html", rows=[_with_diff(r) for r in shown], pager=pager, status=status, evidence=evidence,
         statuses=("pending", "approved", "rejected", ""), status_labels=STATUS_LABELS, zone_labels=ZONE_LABELS,
@@ -35,13 +36,13 @@ def reviews(page: Page) -> Response:
     )  # fmt: skip
 
 
-def _with_diff(review: dict[str, Any]) -> dict[str, Any]:
-    """The review with ``added`` and ``removed``: what the change would add to or drop from the
-    active records it is compared with."""
-    preview = review.get("preview") or {}
+def _with_diff(review: Review) -> dict[str, Any]:
+    """The review's fields with ``added`` and ``removed``: what the change would add to or drop
+    from the active records it is compared with."""
+    preview = review.preview
     before = [str(x) for x in preview.get("before") or []]
     after = [str(x) for x in preview.get("after") or []]
-    return {**review, "before": before, "after": after, "added": [x for x in after if x not in before],
+    return {**review.as_dict(), "before": before, "after": after, "added": [x for x in after if x not in before],
             "removed": [x for x in before if x not in after], "scope": preview.get("scope", "")}  # fmt: skip
 
 

@@ -75,7 +75,7 @@ def seed_user(rt: Runtime, user: str, at: datetime = T0) -> Seeded:
                      "after": [f"回答零食问题时先提醒{food}过敏，再推荐", queued], "scope": "global"},
             evidence=[stated.event_id], at=at + timedelta(days=2),
         )  # fmt: skip
-    return Seeded(user, food, pref.id, strategy.id, stated.event_id, asked.event_id, str(report["run_id"]),
+    return Seeded(user, food, pref.id, strategy.id, stated.event_id, asked.event_id, report.run_id,
                   fact.id, review, record.id, queued)  # fmt: skip
 
 

@@ -39,5 +39,5 @@ def test_rejecting_disables_with_the_reason(
     alice, s = client("key-a"), seeded["alice"]
     assert alice.post(f"/ui/reviews/{s.review}/reject", reason="不需要").status_code == 303
     record = rt.memory.store.get(s.review_record)
-    assert record.status == "disabled" and "不需要" in rt.history(record.id)[0]["change_reason"]
+    assert record.status == "disabled" and "不需要" in rt.history(record.id)[0].change_reason
     assert "不需要" in alice.get("/ui/reviews", status="all").text

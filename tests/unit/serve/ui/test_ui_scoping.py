@@ -44,7 +44,7 @@ def test_another_users_ids_are_not_found_and_untouched(
     strategy = rt.memory.store.get(bob.strategy)
     assert strategy.version == 2 and "芒果" in strategy.content
     assert rt.memory.store.get(bob.preference).content == "喜欢芒果味的零食"
-    assert [r["id"] for r in rt.pending("bob")] == [bob.review]
+    assert [r.id for r in rt.pending("bob")] == [bob.review]
     assert rt.memory.store.get(bob.pending_fact).status == "pending"  # the run was not undone
 
 
