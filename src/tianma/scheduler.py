@@ -246,7 +246,7 @@ class Scheduler:
         self.rt = rt
         self.jobs = builtin_jobs(rt.settings) if jobs is None else tuple(jobs)
         self.clock = clock or utcnow
-        self._engine = rt.memory.store.engine
+        self._engine = rt.store.engine
 
     def job(self, name: str) -> Job:
         """The job called ``name``.

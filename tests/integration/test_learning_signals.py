@@ -12,8 +12,9 @@ from sqlalchemy import func, select
 from tests.conftest import RuntimeFactory
 from tests.fakes import CharacterEmbedder, learning_model
 from tests.unit.llm.test_structured import OUTCOMES
-from tianma import Runtime
+from tianma import InvalidInputError, RecordNotFoundError, Runtime
 from tianma.storage import schema as t
+from tianma.storage.external_signals import revise_signal
 from tianma.storage.records import Provenance
 
 T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
@@ -145,3 +146,21 @@ def test_five_finished_dialogues_trigger_a_reflection(make_runtime: RuntimeFacto
     with rt.memory.store.engine.connect() as conn:
         triggers = conn.execute(select(t.reflection_runs.c.trigger)).scalars().all()
     assert triggers == ["dialogues"]
+
+
+def test_revised_feedback_merges_into_the_signal_as_it_is_now(rt: Runtime) -> None:
+    add_fact(rt, "u", "用户早上喝黑咖啡", "drink.morning")
+    turn = rt.chat("u", "我早上喝黑咖啡吗", dialogue_id="d", at=T0)
+    signal_id = rt.feedback(turn.event_id, "dislike", data={"openwebui": {"rating": -1}})
+    before = rt.store.get(signal_id)  # what a client's handler read, before another writer changed it
+    revise_signal(rt.memory.store, before, data={"archived_at": "2026-06-02"})  # e.g. an aggregation pass
+    rt.revise_feedback(signal_id, content="太苦了", data={"openwebui": {"rating": -1, "reason": "taste"}})
+    after = rt.store.get(signal_id)
+    assert after.content == "太苦了" and after.data["archived_at"] == "2026-06-02"
+    assert after.data["openwebui"] == {"rating": -1, "reason": "taste"}
+    assert (after.confidence, after.data["credited"]) == (before.confidence, before.data["credited"])
+    with pytest.raises(InvalidInputError):
+        rt.revise_feedback(turn.event_id, content="x")
+    with pytest.raises(RecordNotFoundError):
+        rt.revise_feedback("no-such-signal", content="x")
+

@@ -44,3 +44,26 @@ def test_the_check_sees_an_upward_import(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text("from tianma.memory.service import Memory\nimport tianma.storage.records\n")
     assert imported(module) == {"memory", "storage"}
+
+
+EDGES = ("serve", "cli", "operations", "scheduler.py")
+"""What sits on Runtime: they read through ``Runtime.store`` and write through its methods."""
+
+
+def runtime_internals(path: Path) -> list[str]:
+    """Where a module reaches into a runtime's ``memory`` (its services, its store's writes)."""
+    return [f"{path.name}:{node.lineno} {ast.unparse(node)}"
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Attribute) and node.attr == "memory"]  # fmt: skip
+
+
+def test_the_edges_use_the_runtime_not_its_memory() -> None:
+    paths = [p for edge in EDGES for p in ([SRC / edge] if edge.endswith(".py") else sorted((SRC / edge).rglob("*.py")))]
+    assert len(paths) > 30
+    assert [hit for path in paths for hit in runtime_internals(path)] == []
+
+
+def test_the_edge_check_sees_a_reach_into_memory(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("def f(page):\n    return page.runtime.memory.store.get('x')\n")
+    assert runtime_internals(module) == ["m.py:2 page.runtime.memory"]

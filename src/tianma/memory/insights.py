@@ -24,7 +24,8 @@ from sqlalchemy import func, or_, select
 
 from tianma.policies.credit import NEGATIVE
 from tianma.storage import schema as t
-from tianma.storage.sql_store import SqlMemoryStore, map_sql_errors
+from tianma.storage.protocols import MemoryStore
+from tianma.storage.sql_store import map_sql_errors
 
 Unit = Literal["day", "week"]
 WEEKLY_AFTER_DAYS = 92
@@ -146,7 +147,7 @@ def learning_curve(
 
 
 def load_learning_facts(
-    store: SqlMemoryStore, user_id: str, since: datetime | None = None
+    store: MemoryStore, user_id: str, since: datetime | None = None
 ) -> tuple[list[TurnFact], list[SignalFact]]:
     """The user's turns and signals (since ``since``, if given), for :func:`learning_curve`."""
     r, i = t.records.c, t.injections.c
@@ -182,7 +183,7 @@ class StrategyUsage:
     """Of those, turns judged by a negative signal."""
 
 
-def strategy_usage(store: SqlMemoryStore, user_id: str) -> dict[str, StrategyUsage]:
+def strategy_usage(store: MemoryStore, user_id: str) -> dict[str, StrategyUsage]:
     """Per strategy id of the user: turns that applied it, explored it, and judged it badly."""
     r, i = t.records.c, t.injections.c
     with map_sql_errors(), store.tx.connect() as conn:
@@ -204,7 +205,7 @@ def strategy_usage(store: SqlMemoryStore, user_id: str) -> dict[str, StrategyUsa
     return {rid: StrategyUsage(*row) for rid, row in usage.items()}
 
 
-def last_turn_at(store: SqlMemoryStore, user_id: str) -> datetime | None:
+def last_turn_at(store: MemoryStore, user_id: str) -> datetime | None:
     """When the user's latest turn happened (curves end there, not at the wall clock)."""
     r = t.records.c
     query = select(func.max(r.at)).where(

@@ -17,6 +17,7 @@ from tianma.policies.credit import NEGATIVE
 from tianma.settings import LearningSettings
 from tianma.storage import schema as t
 from tianma.storage.changes import ChangeSet, undo_run
+from tianma.storage.protocols import MemoryStore
 from tianma.storage.records import Kind, Provenance
 from tianma.storage.sql_store import SqlMemoryStore, map_sql_errors
 
@@ -253,7 +254,7 @@ def undo_reflection(memory: Memory, run_id: str) -> list[str]:
     return ids
 
 
-def record_history(store: SqlMemoryStore, record_id: str) -> list[dict[str, Any]]:
+def record_history(store: MemoryStore, record_id: str) -> list[dict[str, Any]]:
     """Prior versions (oldest first) then the current one, each with why it changed."""
     current = store.get(record_id)
     query = (

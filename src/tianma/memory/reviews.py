@@ -20,8 +20,9 @@ from tianma.errors import InvalidInputError, RecordNotFoundError
 from tianma.memory.service import Memory
 from tianma.storage import schema as t
 from tianma.storage.changes import ChangeSet
+from tianma.storage.protocols import MemoryStore
 from tianma.storage.records import Status
-from tianma.storage.sql_store import SqlMemoryStore, map_sql_errors
+from tianma.storage.sql_store import map_sql_errors
 
 
 def preview(proposal: dict[str, Any], existing: Iterable[dict[str, Any]]) -> dict[str, Any]:
@@ -56,7 +57,7 @@ def queue(
     return review_id
 
 
-def open_review_ids(store: SqlMemoryStore, user_id: str) -> dict[str, str]:
+def open_review_ids(store: MemoryStore, user_id: str) -> dict[str, str]:
     """Record id → id of its open review, for the user's queued records."""
     v = t.reviews.c
     query = select(v.record_id, v.id).where(
@@ -67,7 +68,7 @@ def open_review_ids(store: SqlMemoryStore, user_id: str) -> dict[str, str]:
 
 
 def list_reviews(
-    store: SqlMemoryStore, user_id: str | None = None, status: str | None = "pending"
+    store: MemoryStore, user_id: str | None = None, status: str | None = "pending"
 ) -> list[dict[str, Any]]:
     """Reviews, oldest first, optionally of one user and one status."""
     v = t.reviews.c
@@ -80,7 +81,7 @@ def list_reviews(
         return [t.row_dict(r) for r in conn.execute(query)]
 
 
-def get_review(store: SqlMemoryStore, review_id: str) -> dict[str, Any]:
+def get_review(store: MemoryStore, review_id: str) -> dict[str, Any]:
     """One review.
 
     Raises:

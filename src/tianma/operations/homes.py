@@ -8,6 +8,7 @@ from types import TracebackType
 
 from tianma.runtime import Runtime
 from tianma.settings import Settings
+from tianma.storage.protocols import MemoryStore
 from tianma.storage.sql_store import SqlMemoryStore
 
 
@@ -22,8 +23,8 @@ class ServedHome:
         return self._runtime.settings
 
     @property
-    def store(self) -> SqlMemoryStore:
-        return self._runtime.memory.store
+    def store(self) -> MemoryStore:
+        return self._runtime.store
 
     def runtime(self) -> Runtime:
         return self._runtime
@@ -46,7 +47,7 @@ class DirectHome:
         self._settings = settings
         self._open_runtime = open_runtime
         self._stack = ExitStack()
-        self._store: SqlMemoryStore | None = None
+        self._store: MemoryStore | None = None
         self._runtime: Runtime | None = None
 
     @property
@@ -54,9 +55,9 @@ class DirectHome:
         return self._settings
 
     @property
-    def store(self) -> SqlMemoryStore:
+    def store(self) -> MemoryStore:
         if self._runtime is not None and self._store is None:
-            return self._runtime.memory.store
+            return self._runtime.store
         if self._store is None:
             self._settings.home.expanduser().mkdir(parents=True, exist_ok=True)
             self._store = SqlMemoryStore.from_url(self._settings.sql_url)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from tianma.errors import InvalidInputError, RecordNotFoundError
 from tianma.memory import reviews
-from tianma.memory.index_check import IndexDiff, Repair, pending_writes
+from tianma.memory.index_check import IndexDiff, Repair
 from tianma.memory.reflection_store import record_history
 from tianma.operations.operation import Home, operation
 from tianma.policies.conflicts import Conflict, find_conflicts
@@ -106,7 +106,7 @@ def count_index(home: Home) -> list[IndexDiff]:
 @operation("doctor.outbox")
 def pending_vector_writes(home: Home) -> int:
     """Vector writes committed in SQL, not applied yet (``Runtime.check_index``'s companion)."""
-    return pending_writes(home.runtime().memory)
+    return home.runtime().pending_index_writes()
 
 
 @operation("index.repair")

@@ -25,7 +25,7 @@ from tianma.errors import InvalidInputError, TianmaError
 if TYPE_CHECKING:
     from tianma.runtime import Runtime
     from tianma.settings import Settings
-    from tianma.storage.sql_store import SqlMemoryStore
+    from tianma.storage.protocols import MemoryStore
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -40,7 +40,7 @@ class Home(Protocol):
         ...
 
     @property
-    def store(self) -> SqlMemoryStore:
+    def store(self) -> MemoryStore:
         """The SQL store; using only this never opens the vector index, embedder or model."""
         ...
 

@@ -38,7 +38,7 @@ async def give_feedback(request: Request) -> Response:
     check_chars(body.text, "text", rt.settings.serve.max_message_chars, "serve.max_message_chars")
 
     def record() -> str:
-        owner = rt.memory.store.get(body.event_id).user_id
+        owner = rt.store.get(body.event_id).user_id
         if owner != principal.user_id and not principal.admin:
             raise RecordNotFoundError(body.event_id)
         return rt.feedback(body.event_id, body.kind, body.text)

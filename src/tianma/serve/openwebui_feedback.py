@@ -31,7 +31,7 @@ from tianma.serve.bodies import check_chars
 from tianma.serve.context import ServeContext, context_of
 from tianma.serve.http import authenticate, json_body
 from tianma.serve.openwebui import request_user
-from tianma.storage.external_signals import dialogue_turns, revise_signal, signal_from
+from tianma.storage.external_signals import dialogue_turns, signal_from
 from tianma.storage.records import MemoryRecord
 
 PATH = "/tianma/feedback/openwebui"
@@ -134,7 +134,7 @@ class OpenWebUIFeedback:
         return JSONResponse(await run_in_threadpool(self._record, ctx, user_id, rating))
 
     def _record(self, ctx: ServeContext, user_id: str, rating: Rating) -> dict[str, Any]:
-        rt, store = ctx.runtime, ctx.runtime.memory.store
+        rt, store = ctx.runtime, ctx.runtime.store
         external_id = EXTERNAL_PREFIX + rating.feedback_id
         with self._lock:
             known = signal_from(store, user_id, external_id)
@@ -161,12 +161,11 @@ def _no_turn(chat_id: str) -> TurnNotFoundError:
 
 def _again(ctx: ServeContext, signal: MemoryRecord, rating: Rating) -> dict[str, Any]:
     """A later report of a rating already recorded: its comment and reason, never a second count."""
-    store = ctx.runtime.memory.store
     first = dict(signal.data.get("openwebui") or {})
     kind = str(signal.data.get("type"))
     answer = {"signal_id": signal.id, "event_id": signal.data.get("target_event_id"), "kind": kind}
     if first.get("rating") != rating.rating:  # changed its mind: noted, not counted
-        revise_signal(store, signal, data={"openwebui": {**first, "rating_now": rating.rating}})
+        ctx.runtime.revise_feedback(signal.id, data={"openwebui": {**first, "rating_now": rating.rating}})
         return {**answer, "status": "kept", "note": "the rating was changed after it was recorded; the first one counts"}
     words = storable(rating.comment, ctx.runtime.settings.guardrails.pii_redaction)[0] if rating.comment else None
     new_words = bool(words) and words != signal.content
@@ -179,7 +178,7 @@ def _again(ctx: ServeContext, signal: MemoryRecord, rating: Rating) -> dict[str,
     detail = rating.detail(kind)
     wordless = signal.content == signal.data.get("detail")  # no words yet: the detail stands for them
     content = words if new_words else detail if wordless else None
-    revise_signal(store, signal, content=content, data={"type": kind, "detail": detail, "openwebui": about})
+    ctx.runtime.revise_feedback(signal.id, content=content, data={"type": kind, "detail": detail, "openwebui": about})
     return {**answer, "kind": kind, "status": "updated"}
 
 

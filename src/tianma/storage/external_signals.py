@@ -14,14 +14,15 @@ from typing import Any
 from sqlalchemy import select, update
 
 from tianma.storage import schema as t
+from tianma.storage.protocols import MemoryStore
 from tianma.storage.records import MemoryRecord
-from tianma.storage.sql_store import SqlMemoryStore, map_sql_errors
+from tianma.storage.sql_store import map_sql_errors
 
 TURN_LIMIT = 1000
 """The latest turns of a dialogue a rating is matched against."""
 
 
-def dialogue_turns(store: SqlMemoryStore, user_id: str, dialogue_id: str) -> list[MemoryRecord]:
+def dialogue_turns(store: MemoryStore, user_id: str, dialogue_id: str) -> list[MemoryRecord]:
     """The user's messages (events) of one dialogue, latest first (at most ``TURN_LIMIT``)."""
     r = t.records.c
     query = (
@@ -36,7 +37,7 @@ def dialogue_turns(store: SqlMemoryStore, user_id: str, dialogue_id: str) -> lis
     return [found[i] for i in ids if i in found]
 
 
-def signal_from(store: SqlMemoryStore, user_id: str, external_id: str) -> MemoryRecord | None:
+def signal_from(store: MemoryStore, user_id: str, external_id: str) -> MemoryRecord | None:
     """The user's signal recorded under ``external_id``, if any."""
     r = t.records.c
     query = select(r.id).where(r.user_id == user_id, r.external_id == external_id, r.kind == "signal")
@@ -47,7 +48,7 @@ def signal_from(store: SqlMemoryStore, user_id: str, external_id: str) -> Memory
     return store.get_many(user_id, [str(signal_id)]).get(str(signal_id))
 
 
-def revise_signal(store: SqlMemoryStore, signal: MemoryRecord, *, content: str | None = None,
+def revise_signal(store: MemoryStore, signal: MemoryRecord, *, content: str | None = None,
                   data: dict[str, Any] | None = None) -> None:  # fmt: skip
     """Give ``signal`` new words and/or data fields (merged into its data).
 

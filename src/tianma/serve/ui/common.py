@@ -113,7 +113,7 @@ class Ui:
         if not principal.admin:
             return Viewer(principal, principal.user_id, (), ctx.auth.open)
         chosen = request.query_params.get("user", "").strip() or principal.user_id
-        known = set(ctx.runtime.memory.store.users())
+        known = set(ctx.runtime.store.users())
         users = sorted(known | {principal.user_id, chosen})  # the chosen one too, also once forgotten
         return Viewer(principal, chosen, tuple(users), ctx.auth.open)
 
@@ -177,7 +177,7 @@ class Page:
         Raises:
             RecordNotFoundError: no such record, or another user's (the same 404 either way).
         """
-        record = self.runtime.memory.store.get(record_id)
+        record = self.runtime.store.get(record_id)
         if not self.viewer.can_see(record.user_id):
             raise RecordNotFoundError(record_id)
         return record

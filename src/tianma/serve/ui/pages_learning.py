@@ -30,7 +30,7 @@ def strategies(page: Page) -> Response:
     records.sort(key=lambda r: (STRATEGY_ORDER.get(r.status, 9), -_weight(r), r.created_at))
     contents = {r.id: r.content for r in rt.memories(user, "strategy")}
     return page.render(
-        "strategies.html", rows=records, usage=strategy_usage(rt.memory.store, user), weight=_weight,
+        "strategies.html", rows=records, usage=strategy_usage(rt.store, user), weight=_weight,
         trigger=describe_trigger, conflicts=rt.strategy_conflicts(user), contents=contents, status=status,
         statuses=tuple(STRATEGY_ORDER), status_labels=STATUS_LABELS,
     )  # fmt: skip
@@ -44,13 +44,13 @@ def _weight(record: MemoryRecord) -> float:
 def runs(page: Page) -> Response:
     """Reflection, maintenance, approval, rollback and edit runs, newest first."""
     pager = Pager(page.page_number(), 0)
-    rows, total = queries.run_page(page.runtime.memory.store, page.viewer.user, pager.offset, PER_PAGE)
+    rows, total = queries.run_page(page.runtime.store, page.viewer.user, pager.offset, PER_PAGE)
     return page.render("runs.html", rows=rows, pager=Pager(pager.number, total))
 
 
 def run(page: Page) -> Response:
     """One run: what it did item by item, and every record it changed."""
-    store = page.runtime.memory.store
+    store = page.runtime.store
     found = queries.get_run(store, page.request.path_params["run_id"])
     if found is None:
         raise RecordNotFoundError("no such run")
@@ -63,7 +63,7 @@ def run(page: Page) -> Response:
 
 
 def undo(page: Page) -> Response:
-    found = queries.get_run(page.runtime.memory.store, page.request.path_params["run_id"])
+    found = queries.get_run(page.runtime.store, page.request.path_params["run_id"])
     if found is None:
         raise RecordNotFoundError("no such run")
     page.owned(found.user_id)
@@ -73,7 +73,7 @@ def undo(page: Page) -> Response:
 
 def learning(page: Page) -> Response:
     """Negative-signal rate, repeat rate and hit rate per local day (per week over long spans)."""
-    store, user = page.runtime.memory.store, page.viewer.user
+    store, user = page.runtime.store, page.viewer.user
     span = page.arg("days", "90")
     span = span if span in RANGES else "90"
     days = RANGES[span]

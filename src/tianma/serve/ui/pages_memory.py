@@ -41,7 +41,7 @@ def describe_trigger(trigger: Any) -> str:
 
 def overview(page: Page) -> Response:
     """Counts per kind and status, what waits for review, the latest runs."""
-    store, user = page.runtime.memory.store, page.viewer.user
+    store, user = page.runtime.store, page.viewer.user
     counts = queries.record_counts(store, user)
     runs, _ = queries.run_page(store, user, limit=5)
     totals = _kind_totals(counts)
@@ -77,11 +77,11 @@ def memories(page: Page) -> Response:
     matched: dict[str, str] = {}
     if q:
         hits = rt.search(user, q, k=PER_PAGE)
-        by_meaning = rt.memory.store.get_many(user, [h.id for h in hits])
+        by_meaning = rt.store.get_many(user, [h.id for h in hits])
         rows = [by_meaning[h.id] for h in hits if h.id in by_meaning]
         matched = {h.id: f"语义 meaning {h.score:.2f}" for h in hits}
         text_rows, _ = queries.record_page(
-            rt.memory.store, user, kind=kind, status=status, text=q, limit=PER_PAGE
+            rt.store, user, kind=kind, status=status, text=q, limit=PER_PAGE
         )
         for r in text_rows:
             if r.id not in matched:
@@ -92,7 +92,7 @@ def memories(page: Page) -> Response:
         rows = rows[:PER_PAGE]
     else:
         pager = Pager(page.page_number(), 0)
-        rows, total = queries.record_page(rt.memory.store, user, kind=kind, status=status,
+        rows, total = queries.record_page(rt.store, user, kind=kind, status=status,
                                           offset=pager.offset, limit=PER_PAGE)  # fmt: skip
         pager = Pager(pager.number, total)
     return page.render(
@@ -106,7 +106,7 @@ def memory(page: Page) -> Response:
     to edit it, roll it back to a version, or forget it."""
     record = page.record(page.request.path_params["record_id"])
     page = page.as_owner(record.user_id)
-    rt, store = page.runtime, page.runtime.memory.store
+    rt, store = page.runtime, page.runtime.store
     history = rt.history(record.id)
     evidence_ids = {e for v in history for e in v.change_evidence} | set(record.provenance.event_ids)
     events = store.get_many(record.user_id, sorted(evidence_ids))
@@ -164,7 +164,7 @@ def forget_me(page: Page) -> Response:
 
 def _forget_me_page(page: Page, status_code: int = 200, message: str | None = None) -> Response:
     user = page.viewer.user
-    totals = _kind_totals(queries.record_counts(page.runtime.memory.store, user))
+    totals = _kind_totals(queries.record_counts(page.runtime.store, user))
     return page.render(
         "forget_me.html", status_code=status_code, totals=totals, total=sum(totals.values()), kinds=KINDS,
         kind_labels=KIND_LABELS, message=message, own=user == page.viewer.principal.user_id,

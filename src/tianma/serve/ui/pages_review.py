@@ -28,7 +28,7 @@ def reviews(page: Page) -> Response:
         rows.reverse()
     pager = Pager(page.page_number(), len(rows))
     shown = rows[pager.offset : pager.offset + PER_PAGE]
-    evidence = rt.memory.store.get_many(user, sorted({e for r in shown for e in r.evidence}))
+    evidence = rt.store.get_many(user, sorted({e for r in shown for e in r.evidence}))
     return page.render(
         "reviews.html", rows=[_with_diff(r) for r in shown], pager=pager, status=status, evidence=evidence,
         statuses=("pending", "approved", "rejected", ""), status_labels=STATUS_LABELS, zone_labels=ZONE_LABELS,
@@ -47,7 +47,7 @@ def _with_diff(review: Review) -> dict[str, Any]:
 
 
 def _decide(page: Page, approve: bool) -> Response:
-    review = get_review(page.runtime.memory.store, page.request.path_params["review_id"])
+    review = get_review(page.runtime.store, page.request.path_params["review_id"])
     page.owned(review["user_id"])
     reason = page.form.get("reason", "").strip()[:500]
     if approve:

@@ -28,7 +28,7 @@ def _spans(page: Page) -> SpanStore:
 def turns(page: Page) -> Response:
     """The user's latest turns from the span store; from SQL (every turn, paged) when it has
     none or when asked (``?source=sql``)."""
-    store, user = page.runtime.memory.store, page.viewer.user
+    store, user = page.runtime.store, page.viewer.user
     summaries = [] if page.arg("source") == "sql" else _spans(page).recent_turns(user, PER_PAGE)
     if summaries:
         events = store.get_many(user, [s.event_id for s in summaries if s.event_id])
@@ -48,7 +48,7 @@ def turn(page: Page) -> Response:
     if event.kind != "event":
         raise RecordNotFoundError("not a turn")
     page = page.as_owner(event.user_id)
-    store = page.runtime.memory.store
+    store = page.runtime.store
     tree = turn_tree(_spans(page), event.id)
     if tree is not None and tree.user_id not in (None, event.user_id):
         tree = None  # spans of someone else's turn under this id: never show them

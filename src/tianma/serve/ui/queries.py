@@ -1,7 +1,7 @@
 """The review UI's own SQL: pages of records, runs and turns, counts, and who owns an id.
 
 Lists are read a page at a time (LIMIT/OFFSET on indexed columns) so a NAS with a large memory
-stays fast; records come back through the store (:meth:`SqlMemoryStore.get_many`).
+stays fast; records come back through the store (:meth:`MemoryStore.get_many`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.sql.elements import ColumnElement
 
 from tianma.storage import schema as t
+from tianma.storage.protocols import MemoryStore
 from tianma.storage.records import MemoryRecord
-from tianma.storage.sql_store import SqlMemoryStore, map_sql_errors
+from tianma.storage.sql_store import map_sql_errors
 
 
 def _like(text: str) -> str:
@@ -24,13 +25,13 @@ def _like(text: str) -> str:
     return f"%{escaped}%"
 
 
-def _in_order(store: SqlMemoryStore, user_id: str, ids: Sequence[str]) -> list[MemoryRecord]:
+def _in_order(store: MemoryStore, user_id: str, ids: Sequence[str]) -> list[MemoryRecord]:
     found = store.get_many(user_id, list(ids))
     return [found[i] for i in ids if i in found]
 
 
 def record_page(
-    store: SqlMemoryStore, user_id: str, *, kind: str = "", status: str = "", text: str = "",
+    store: MemoryStore, user_id: str, *, kind: str = "", status: str = "", text: str = "",
     offset: int = 0, limit: int = 50,
 ) -> tuple[list[MemoryRecord], int]:  # fmt: skip
     """The user's records, newest first, optionally of one kind and status and containing
@@ -53,7 +54,7 @@ def record_page(
     return _in_order(store, user_id, ids), total
 
 
-def record_counts(store: SqlMemoryStore, user_id: str) -> dict[tuple[str, str], int]:
+def record_counts(store: MemoryStore, user_id: str) -> dict[tuple[str, str], int]:
     """(kind, status) → how many records the user has."""
     r = t.records.c
     query = select(r.kind, r.status, func.count()).where(r.user_id == user_id).group_by(r.kind, r.status)
@@ -61,7 +62,7 @@ def record_counts(store: SqlMemoryStore, user_id: str) -> dict[tuple[str, str], 
         return {(kind, status): int(n) for kind, status, n in conn.execute(query)}
 
 
-def pending_count(store: SqlMemoryStore, user_id: str) -> int:
+def pending_count(store: MemoryStore, user_id: str) -> int:
     v = t.reviews.c
     query = select(func.count()).select_from(t.reviews).where(v.user_id == user_id, v.status == "pending")
     with map_sql_errors(), store.engine.connect() as conn:
@@ -125,7 +126,7 @@ def _run_rows(conn: Any, where: Sequence[ColumnElement[bool]], offset: int, limi
 
 
 def run_page(
-    store: SqlMemoryStore, user_id: str, offset: int = 0, limit: int = 50
+    store: MemoryStore, user_id: str, offset: int = 0, limit: int = 50
 ) -> tuple[list[RunRow], int]:
     """The user's runs, newest first: one page and the total."""
     runs = t.reflection_runs.c
@@ -137,13 +138,13 @@ def run_page(
         return _run_rows(conn, [runs.user_id == user_id], offset, limit), total
 
 
-def get_run(store: SqlMemoryStore, run_id: str) -> RunRow | None:
+def get_run(store: MemoryStore, run_id: str) -> RunRow | None:
     with map_sql_errors(), store.engine.connect() as conn:
         rows = _run_rows(conn, [t.reflection_runs.c.id == run_id], 0, 1)
     return rows[0] if rows else None
 
 
-def run_changes(store: SqlMemoryStore, run_id: str) -> list[dict[str, Any]]:
+def run_changes(store: MemoryStore, run_id: str) -> list[dict[str, Any]]:
     """What a run changed, in order: record id, create/update, and the row before."""
     c = t.run_changes.c
     query = select(t.run_changes).where(c.run_id == run_id).order_by(c.seq)
@@ -151,7 +152,7 @@ def run_changes(store: SqlMemoryStore, run_id: str) -> list[dict[str, Any]]:
         return [t.row_dict(r) for r in conn.execute(query)]
 
 
-def turn_page(store: SqlMemoryStore, user_id: str, offset: int = 0, limit: int = 50) -> list[MemoryRecord]:
+def turn_page(store: MemoryStore, user_id: str, offset: int = 0, limit: int = 50) -> list[MemoryRecord]:
     """The user's turns (messages tianma answered), newest first."""
     r = t.records.c
     query = (
@@ -168,7 +169,7 @@ def turn_page(store: SqlMemoryStore, user_id: str, offset: int = 0, limit: int =
 
 
 def signals_about(
-    store: SqlMemoryStore, event: MemoryRecord
+    store: MemoryStore, event: MemoryRecord
 ) -> tuple[list[MemoryRecord], list[MemoryRecord]]:
     """Signals judging a turn's reply (from any dialogue: a repeated question comes later,
     elsewhere), and signals the turn's own message revealed about earlier turns."""
