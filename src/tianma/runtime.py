@@ -60,7 +60,6 @@ from tianma.results import (
 )
 from tianma.settings import Settings
 from tianma.storage.dialogue_ends import EndedDialogue, IdleSweep, end_idle, idle_dialogues
-from tianma.storage.erase import texts_of
 from tianma.storage.external_signals import revise_signal
 from tianma.storage.keyword_index import SqliteKeywordIndex
 from tianma.storage.protocols import Embedder, MemoryStore
@@ -470,13 +469,12 @@ class Runtime:
             store = self.memory.store
             if memory_id is None:
                 dialogues = tuple(dialogue_ids(store, user_id))
-                forgotten = Forgotten(user_id, tuple(self.memory.forget(user_id)), dialogues, whole_user=True)
+                forgotten = Forgotten(user_id, tuple(self.memory.forget(user_id).ids), dialogues, whole_user=True)
             else:
                 if not store.get_many(user_id, [memory_id]):
                     raise RecordNotFoundError(f"no record {memory_id} for user {user_id}")
-                with store.engine.connect() as conn:
-                    texts = tuple(texts_of(conn, user_id, [memory_id]))
-                forgotten = Forgotten(user_id, tuple(self.memory.forget(user_id, memory_id)), texts=texts)
+                deleted = self.memory.forget(user_id, memory_id)
+                forgotten = Forgotten(user_id, tuple(deleted.ids), texts=tuple(deleted.texts))
         self._erase_elsewhere(forgotten)
         return len(forgotten.record_ids)
 
@@ -492,11 +490,9 @@ class Runtime:
             store = self.memory.store
             if dialogue_id not in dialogue_ids(store, user_id):
                 raise RecordNotFoundError(f"no dialogue {dialogue_id} for user {user_id}")
-            with store.engine.connect() as conn:
-                texts = tuple(texts_of(conn, user_id, None, dialogue_id))
-            ids = self.memory.forget(user_id, dialogue_id=dialogue_id)
-        self._erase_elsewhere(Forgotten(user_id, tuple(ids), (dialogue_id,), texts))
-        return len(ids)
+            deleted = self.memory.forget(user_id, dialogue_id=dialogue_id)
+        self._erase_elsewhere(Forgotten(user_id, tuple(deleted.ids), (dialogue_id,), tuple(deleted.texts)))
+        return len(deleted.ids)
 
     def _erase_elsewhere(self, forgotten: Forgotten) -> None:
         erase_elsewhere(forgotten, settings=self.settings, store=self.memory.store, saver=self._saver,

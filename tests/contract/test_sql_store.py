@@ -229,13 +229,14 @@ def test_forgetting_a_dialogue_blanks_its_text_elsewhere(store: SqlMemoryStore) 
     fact = store.add_record("u", "fact", "住在西湖区", Provenance(event_ids=(ev.id,)),
                             data={"quote": "我的新地址是西湖区文三路", "why": "他说的"})  # fmt: skip
     other = store.add_record("v", "fact", "x", TEST, data={"quote": "我的新地址是西湖区文三路"})
-    assert store.delete("u", dialogue_id="d1") == [ev.id]
+    assert store.delete("u", dialogue_id="d1").ids == [ev.id]
     assert store.get(fact.id).data == {"quote": FORGOTTEN, "why": "他说的"}
     assert store.get(other.id).data == {"quote": "我的新地址是西湖区文三路"}  # another user's row
     assert store.get(kept.id).content == "别的话题"
     with pytest.raises(RecordNotFoundError):
         store.get_dialogue_user("d1")
-    assert store.delete("u", [fact.id]) == [fact.id] and store.count("u") == 1
+    deleted = store.delete("u", [fact.id])
+    assert deleted.ids == [fact.id] and fact.content in deleted.texts and store.count("u") == 1
     store.compact()
     assert store.count() == 2
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from tianma.errors import BackendUnavailableError
 from tianma.storage import outbox
+from tianma.storage.erase import Deleted
 from tianma.storage.protocols import Embedder, KeywordIndex, Matrix, VectorIndex
 from tianma.storage.records import Kind, MemoryRecord, NewEvent, Provenance
 from tianma.storage.sql_store import SqlMemoryStore
@@ -94,23 +95,23 @@ class Memory:
         self.unindex(user_id, gone)
         self.index([r for r in records.values() if r.status == "active"])
 
-    def forget(self, user_id: str, record_id: str | None = None, *, dialogue_id: str | None = None) -> list[str]:
+    def forget(self, user_id: str, record_id: str | None = None, *, dialogue_id: str | None = None) -> Deleted:
         """Really delete one record, one dialogue's messages and signals, or everything of a
         user: SQL rows (and the copies of their text), keyword rows and the outbox rows that
-        delete their vectors, in one transaction; the ids deleted."""
+        delete their vectors, in one transaction; the ids deleted and their texts."""
         with self.store.tx.unit() as conn:
             if dialogue_id is not None:
-                ids = self.store.delete(user_id, dialogue_id=dialogue_id)
+                deleted = self.store.delete(user_id, dialogue_id=dialogue_id)
             else:
-                ids = self.store.delete(user_id, None if record_id is None else [record_id])
+                deleted = self.store.delete(user_id, None if record_id is None else [record_id])
             if record_id is None and dialogue_id is None:
                 outbox.enqueue_drop(conn, user_id)
                 self.keywords.drop_user(user_id)
             else:
-                self.unindex(user_id, ids)
+                self.unindex(user_id, deleted.ids)
             self.store.tx.after_commit(self._drain_after_commit)
         self.keywords.optimize()  # FTS5 keeps deleted tokens in old segments until merged
-        return ids
+        return deleted
 
     def rebuild(self, batch: int = 256, progress: Callable[[int, int], None] | None = None) -> int:
         """Recreate both indexes from SQL; returns how many records were indexed."""

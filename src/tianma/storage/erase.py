@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import Text, cast, delete, or_, select, update
 from sqlalchemy.engine import Connection
@@ -31,11 +31,21 @@ _TEXT_KEYS = ("content", "text", "reply", "message", "quote", "before", "after",
 """Of an item about a forgotten record, the fields that hold its text."""
 
 
+class Deleted(NamedTuple):
+    """What a delete took out of SQL."""
+
+    ids: list[str]
+    """The records deleted."""
+    texts: list[str]
+    """Their texts (content, reply, earlier versions' content), to find copies outside SQL; empty
+    when a whole user was deleted (every file of theirs goes whole)."""
+
+
 def delete_records(
     conn: Connection, user_id: str, record_ids: Collection[str] | None, dialogue_id: str | None = None
-) -> list[str]:
+) -> Deleted:
     """Delete a user's records — all (``record_ids`` None), these, or those of ``dialogue_id``
-    with that dialogue — and the copies of their text, in ``conn``'s transaction; their ids."""
+    with that dialogue — and the copies of their text, in ``conn``'s transaction."""
     whole_user = record_ids is None and dialogue_id is None
     found = _selected(conn, user_id, record_ids, dialogue_id)
     ids = [row.id for row in found]
@@ -53,15 +63,7 @@ def delete_records(
     if dialogue_id is not None:
         conn.execute(delete(t.dialogues).where(t.dialogues.c.id == dialogue_id, t.dialogues.c.user_id == user_id))
     erase_copies(conn, user_id, ids, texts, whole_user=whole_user)
-    return ids
-
-
-def texts_of(
-    conn: Connection, user_id: str, record_ids: Collection[str] | None, dialogue_id: str | None = None
-) -> list[str]:
-    """The texts of what :func:`delete_records` would delete: content and reply, and the content
-    of every earlier version."""
-    return _texts(conn, _selected(conn, user_id, record_ids, dialogue_id))
+    return Deleted(ids, texts)
 
 
 def _texts(conn: Connection, found: list[Any]) -> list[str]:

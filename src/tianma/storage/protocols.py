@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy import Engine
 
+from tianma.storage.erase import Deleted
 from tianma.storage.records import Kind, MemoryRecord, NewEvent, Provenance, Status
 from tianma.storage.transactions import Transactions
 
@@ -181,8 +182,9 @@ class RecordWriter(Protocol):
 
     def delete(
         self, user_id: str, record_ids: Sequence[str] | None = None, *, dialogue_id: str | None = None
-    ) -> list[str]:
-        """Really delete a user's records (all, these, or one dialogue's) and every copy of their text."""
+    ) -> Deleted:
+        """Really delete a user's records (all, these, or one dialogue's) and every copy of their
+        text; the ids deleted and their texts."""
         ...
 
     def add_injections(self, event_id: str, user_id: str, rows: Iterable[dict[str, Any]]) -> None:

@@ -15,7 +15,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from tianma.errors import BackendUnavailableError, ConfigError, MemoryStoreError, RecordNotFoundError
 from tianma.storage import schema as t
-from tianma.storage.erase import delete_records
+from tianma.storage.erase import Deleted, delete_records
 from tianma.storage.records import Kind, MemoryRecord, NewEvent, Provenance, Status
 from tianma.storage.transactions import Transactions
 
@@ -534,11 +534,11 @@ class SqlMemoryStore:
 
     def delete(
         self, user_id: str, record_ids: Sequence[str] | None = None, *, dialogue_id: str | None = None
-    ) -> list[str]:
+    ) -> Deleted:
         """Really delete records of a user: all of them (``record_ids`` None), these, or
         (``dialogue_id``) the messages and signals of one dialogue with the dialogue itself.
 
-        Returns the ids deleted. Versions, replace-log rows and injections go with them, and
+        Returns the ids deleted and their texts. Versions, replace-log rows and injections go with them, and
         every copy of their text elsewhere (:mod:`tianma.storage.erase`), in one transaction.
         """
         with map_sql_errors(), self.tx.begin() as conn:
