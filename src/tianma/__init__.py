@@ -29,7 +29,7 @@ from tianma.results import (
 from tianma.runtime import Runtime
 from tianma.settings import Settings, load_settings
 from tianma.storage.records import MemoryRecord, ScoredMemory
-from tianma.turn import AppliedStrategy, InjectedMemory, Turn
+from tianma.turn import AppliedStrategy, InjectedMemory, RedlineVerdict, Turn, TurnSignal
 
 __all__ = [
     "AbDecision",
@@ -48,6 +48,7 @@ __all__ = [
     "MaintenanceReport",
     "MemoryRecord",
     "RecordNotFoundError",
+    "RedlineVerdict",
     "ReflectionItem",
     "ReflectionReport",
     "Review",
@@ -58,6 +59,7 @@ __all__ = [
     "TianmaError",
     "TopicStats",
     "Turn",
+    "TurnSignal",
     "Version",
     "load_settings",
 ]

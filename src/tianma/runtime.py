@@ -71,7 +71,15 @@ from tianma.storage.sql_store import SqlMemoryStore, create_sql_engine, dialogue
 from tianma.telemetry import semconv as sc
 from tianma.telemetry.spans import tracer
 from tianma.text.tokenize import nouns
-from tianma.turn import AppliedStrategy, ClientTurn, InjectedMemory, Turn, parse_ingest_events
+from tianma.turn import (
+    AppliedStrategy,
+    ClientTurn,
+    InjectedMemory,
+    RedlineVerdict,
+    Turn,
+    TurnSignal,
+    parse_ingest_events,
+)
 
 INGEST_BATCH = 256
 
@@ -224,8 +232,8 @@ class Runtime:
                                tuple(p.get("source_event_ids", ())), p.get("superseded_by"))
                 for p in state.get("preferences", [])
             ),
-            redline=dict(state.get("redline", {})),
-            signals=tuple(state.get("signals", [])),
+            redline=_redline_of(state.get("redline")),
+            signals=tuple(_signal_of(s) for s in state.get("signals", [])),
             reflection_run_id=run_id,
             stopped=bool(state.get("stopped")),
         )
@@ -712,6 +720,16 @@ def _without_secrets(message: dict[str, Any]) -> dict[str, Any]:
         ]
         return {**message, "content": parts}
     return message
+
+
+def _redline_of(verdict: dict[str, Any] | None) -> RedlineVerdict | None:
+    if not verdict:
+        return None
+    return RedlineVerdict(str(verdict["verdict"]), tuple(verdict.get("rules", ())), tuple(verdict.get("notes", ())))
+
+
+def _signal_of(signal: dict[str, Any]) -> TurnSignal:
+    return TurnSignal(str(signal["type"]), str(signal["target_event_id"]), float(signal["confidence"]))
 
 
 def _require(value: str, name: str) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
@@ -37,6 +37,28 @@ class AppliedStrategy:
 
 
 @dataclass(frozen=True, slots=True)
+class RedlineVerdict:
+    """What the redline check did to a turn's reply."""
+
+    verdict: str
+    """``pass`` (no redline matched), ``amended`` (a note appended) or ``blocked`` (replaced)."""
+    rules: tuple[str, ...] = ()
+    """The ids of the redlines that matched (``builtin:…`` for the built-in ones)."""
+    notes: tuple[str, ...] = ()
+    """The notes appended to the reply."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnSignal:
+    """An implicit signal a turn revealed about an earlier reply (a rephrase, a correction …)."""
+
+    type: str
+    target_event_id: str
+    """The turn whose reply it judges."""
+    confidence: float
+
+
+@dataclass(frozen=True, slots=True)
 class Turn:
     """The outcome of :meth:`tianma.Runtime.chat`."""
 
@@ -51,9 +73,9 @@ class Turn:
     resident: tuple[InjectedMemory, ...] = ()
     """The resident items themselves, with where each came from: learnt preferences that still
     hold (kind ``preference``) and the user's current statements (kind ``event``)."""
-    redline: dict[str, Any] = field(default_factory=dict)
-    """Verdict of the redline check."""
-    signals: tuple[dict[str, Any], ...] = ()
+    redline: RedlineVerdict | None = None
+    """Verdict of the redline check (None when the turn failed before it)."""
+    signals: tuple[TurnSignal, ...] = ()
     """Implicit signals this turn revealed about earlier ones."""
     reflection_run_id: str | None = None
     """The reflection this turn triggered (DESIGN.md §5 triggers), if any."""

@@ -214,14 +214,14 @@ def test_a_finance_reply_gets_a_risk_note_and_a_cross_user_leak_is_blocked(
         chat_model=learning_model(json.dumps(EMPTY), chat_reply="这只基金明年一定能涨30%，稳赚。")
     )
     turn = rt.chat("u", "这只基金怎么样", dialogue_id="d", at=T0)
-    assert turn.redline["verdict"] == "amended" and "风险提示" in turn.reply
+    assert turn.redline is not None and turn.redline.verdict == "amended" and "风险提示" in turn.reply
     leaky = make_runtime(
         chat_model=learning_model(json.dumps(EMPTY), chat_reply=f"记得：{secret}"), name="leak"
     )
     leaky.chat("alice", secret, dialogue_id="a", at=T0)
     turn = leaky.chat("bob", "我女儿在哪上学？", dialogue_id="b", at=T0 + timedelta(minutes=1))
-    assert turn.redline["verdict"] == "blocked" and "实验小学" not in turn.reply
-    assert "builtin:cross_user_leak" in turn.redline["rules"]
+    assert turn.redline is not None and turn.redline.verdict == "blocked" and "实验小学" not in turn.reply
+    assert "builtin:cross_user_leak" in turn.redline.rules
 
 
 def test_pii_is_redacted_before_storing_unless_the_user_asks(make_runtime: RuntimeFactory) -> None:

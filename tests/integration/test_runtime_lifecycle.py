@@ -117,7 +117,7 @@ def test_a_rephrase_is_an_implicit_signal_on_the_previous_turn(make_runtime: Run
     rt = make_runtime(embedder=CharacterEmbedder())
     first = rt.chat("u", "推荐杭州好吃的川菜馆", dialogue_id="d1", at=T0)
     second = rt.chat("u", "帮我推荐杭州好吃的川菜馆", dialogue_id="d1", at=T0 + timedelta(minutes=1))
-    assert [s["type"] for s in second.signals] == ["resubmit"]
+    assert [s.type for s in second.signals] == ["resubmit"]
     (signal,) = rt.memories("u", kind="signal")
     assert signal.data["target_event_id"] == first.event_id and signal.confidence == 0.6
 

@@ -17,6 +17,7 @@ from tianma.graph.build import build_turn_graph
 from tianma.settings import NODE_NAMES, NodeSettings
 from tianma.storage.records import Provenance
 from tianma.telemetry import semconv as sc
+from tianma.turn import RedlineVerdict
 
 T0 = datetime(2026, 5, 4, 10, 0, tzinfo=UTC)
 
@@ -169,14 +170,10 @@ def test_redline_amends_a_finance_reply_and_passes_others(make_runtime: RuntimeF
     )
     turn = rt.chat("u", "这只基金收益怎么样？", dialogue_id="d", at=T0)
     assert turn.reply.endswith("⚠️ 投资有风险，以上不构成收益承诺。")
-    assert turn.redline == {
-        "verdict": "amended",
-        "rules": [rule],
-        "notes": ["⚠️ 投资有风险，以上不构成收益承诺。"],
-    }
+    assert turn.redline == RedlineVerdict("amended", (rule,), ("⚠️ 投资有风险，以上不构成收益承诺。",))
     assert rule not in {s.id for s in turn.strategies}
     calm = rt.chat("u", "今天晚饭吃什么", dialogue_id="d", at=T0)
-    assert calm.redline["verdict"] == "pass" and calm.reply == "这只基金明年收益一定有20%。"
+    assert calm.redline is not None and calm.redline.verdict == "pass" and calm.reply == "这只基金明年收益一定有20%。"
 
 
 def test_a_resident_preference_is_not_injected_twice(make_runtime: RuntimeFactory) -> None:

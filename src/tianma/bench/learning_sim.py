@@ -234,7 +234,7 @@ class Sim:
                 self._react(t, at, turn, rec, ps, text, lang, repeats)
                 pending = rec.pop("_pending", None) or pending
             rec.update(memories=[(m.kind, m.id) for m in turn.memories], resident=[(m.kind, m.id) for m in turn.resident],
-                       signals=[s.get("type") for s in turn.signals], reflection_run=turn.reflection_run_id)  # fmt: skip
+                       signals=[s.type for s in turn.signals], reflection_run=turn.reflection_run_id)  # fmt: skip
             self.records.append(rec)
             self.tick()
             if pos == self.dlen - 1 or t == self.n - 1:

@@ -118,8 +118,8 @@ def test_a_real_turn_reads_back_as_its_decision_tree(make_runtime: RuntimeFactor
     assert tree.chat.status != "ERROR" and tree.chat.error is None
     generate = tree.node("generate")
     assert generate is not None and tree.chat.span_name in [c.name for c in generate.children]
-    assert tree.redline is not None and tree.redline.verdict == turn.redline["verdict"]
-    assert tree.redline.rules == tuple(turn.redline["rules"])
+    assert tree.redline is not None and turn.redline is not None and tree.redline.verdict == turn.redline.verdict
+    assert tree.redline.rules == turn.redline.rules
     assert tree.domain == "food" and tree.folded_turns == 0
     capture = tree.node("capture_signals")
     assert capture is not None and capture.attributes[sc.TIANMA_EVENT_ID] == turn.event_id
@@ -127,7 +127,7 @@ def test_a_real_turn_reads_back_as_its_decision_tree(make_runtime: RuntimeFactor
     # the next turn's correction is a signal about this one
     later = turn_tree(store, after.event_id)
     assert later is not None and after.signals
-    assert later.signals == tuple(SignalSeen(s["type"], s["target_event_id"]) for s in after.signals)
+    assert later.signals == tuple(SignalSeen(s.type, s.target_event_id) for s in after.signals)
     assert SignalSeen("correction", turn.event_id) in later.signals
 
     rows = store.recent_turns("u", limit=10)
@@ -147,11 +147,11 @@ def test_redline_rules_are_in_the_tree(make_runtime: RuntimeFactory, store: Span
     )
     turn = rt.chat("u", "这只基金收益怎么样？", dialogue_id="d", at=T0)
     tree = turn_tree(store, turn.event_id)
-    assert tree is not None and tree.redline is not None
+    assert tree is not None and tree.redline is not None and turn.redline is not None
     assert (
         (tree.redline.verdict, tree.redline.rules)
         == ("amended", (rule,))
-        == (turn.redline["verdict"], tuple(turn.redline["rules"]))
+        == (turn.redline.verdict, turn.redline.rules)
     )
     assert tree.domain == "finance"
     assert tree.strategies.exploration is not None and not tree.strategies.exploration.explored
