@@ -20,6 +20,7 @@ from tianma.guardrails.regression import ScenarioError
 from tianma.operations import OPERATIONS
 from tianma.operations.operation import Home, decode_error, encode_error, operation
 from tianma.storage.records import MemoryRecord, Provenance
+from tianma.turn import RedlineVerdict, Turn, TurnSignal
 
 T0 = datetime(2026, 2, 1, 8, 30, tzinfo=UTC)
 
@@ -65,6 +66,15 @@ def test_a_result_survives_json_unchanged() -> None:
     back = find.decode_result(wire)
     assert back == result and isinstance(back[0].record, MemoryRecord)
     assert back[0].record.created_at.utcoffset() is not None
+
+
+def test_a_turn_with_its_redline_verdict_and_signals_survives_json() -> None:
+    turn = Turn(reply="好", event_id="e2", dialogue_id="d", trace_id="t",
+                redline=RedlineVerdict("amended", ("r1",), ("提示",)), signals=(TurnSignal("correction", "e1", 0.8),))  # fmt: skip
+    chat = OPERATIONS["chat.turn"]
+    assert chat.decode_result(json.loads(json.dumps(chat.encode_result(turn)))) == turn
+    bare = Turn(reply="", event_id="e3", dialogue_id="d", trace_id="t")  # failed before the redline check
+    assert chat.decode_result(json.loads(json.dumps(chat.encode_result(bare)))).redline is None
 
 
 def test_every_registered_operation_has_a_codec_for_its_annotations() -> None:
