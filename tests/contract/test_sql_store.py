@@ -9,7 +9,8 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select, update
+from sqlalchemy import Engine, func, select, update
+from sqlalchemy.engine import Connection
 
 from tianma import ConfigError
 from tianma.errors import BackendUnavailableError, MemoryStoreError, RecordNotFoundError
@@ -252,11 +253,14 @@ def test_a_missing_driver_is_a_config_error_and_no_error_shows_the_password() ->
     assert "me:***@127.0.0.1:1" in str(refused.value)
 
 
+def schema_version(conn: Connection) -> int:
+    return int(conn.execute(select(t.meta.c.value).where(t.meta.c.key == "schema_version")).scalar_one())
+
+
 def test_schema_version_is_recorded_and_a_newer_database_is_refused(url: str) -> None:
     engine = create_sql_engine(url)
     with engine.begin() as conn:
-        version = conn.execute(select(t.meta.c.value).where(t.meta.c.key == "schema_version")).scalar_one()
-        assert int(version) == t.SCHEMA_VERSION
+        assert schema_version(conn) == t.SCHEMA_VERSION
         conn.execute(update(t.meta).values(value=str(t.SCHEMA_VERSION + 1)))
     engine.dispose()
     with pytest.raises(ConfigError, match="newer"):
@@ -279,53 +283,49 @@ def test_an_older_database_is_migrated(url: str, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setitem(t.MIGRATIONS, t.SCHEMA_VERSION, lambda conn: ran.append(1))
     engine = create_sql_engine(url)
     with engine.connect() as conn:
-        version = conn.execute(select(t.meta.c.value).where(t.meta.c.key == "schema_version")).scalar_one()
+        version = schema_version(conn)
     engine.dispose()
-    assert ran == [1] and int(version) == t.SCHEMA_VERSION
+    assert ran == [1] and version == t.SCHEMA_VERSION
 
 
 # Migrations of files that older versions wrote: SQLite only, as those versions wrote only SQLite
 # files (a PostgreSQL store starts at the current schema version).
 
 
-def test_a_version_1_file_gets_the_reflection_tables_and_the_review_queue(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'v1.db'}"
+def written_by(url: str, version: int, *ddl: str) -> Engine:
+    """The file at ``url`` made to look like one written by schema ``version`` (``ddl`` takes out
+    what came after it), then opened again: migrated."""
     engine = create_sql_engine(url)
-    with engine.begin() as conn:  # make it look like a file written by schema version 1
-        conn.exec_driver_sql("DROP TABLE reviews")
-        conn.exec_driver_sql("DROP TABLE reflection_runs")
-        conn.exec_driver_sql("DROP TABLE run_changes")
-        conn.exec_driver_sql("ALTER TABLE record_versions DROP COLUMN run_id")
-        conn.exec_driver_sql("ALTER TABLE replace_log DROP COLUMN run_id")
-        conn.exec_driver_sql("ALTER TABLE records DROP COLUMN valid_from")
-        conn.exec_driver_sql("ALTER TABLE records DROP COLUMN valid_until")
-        conn.execute(update(t.meta).values(value="1"))
+    with engine.begin() as conn:
+        for statement in ddl:
+            conn.exec_driver_sql(statement)
+        conn.execute(update(t.meta).values(value=str(version)))
     engine.dispose()
-    migrated = create_sql_engine(url)
+    return create_sql_engine(url)
+
+
+NO_VALIDITY = ("ALTER TABLE records DROP COLUMN valid_from", "ALTER TABLE records DROP COLUMN valid_until")
+
+
+def test_a_version_1_file_gets_the_reflection_tables_and_the_review_queue(tmp_path: Path) -> None:
+    migrated = written_by(f"sqlite:///{tmp_path / 'v1.db'}", 1, "DROP TABLE reviews", "DROP TABLE reflection_runs",
+                          "DROP TABLE run_changes", "ALTER TABLE record_versions DROP COLUMN run_id",
+                          "ALTER TABLE replace_log DROP COLUMN run_id", *NO_VALIDITY)  # fmt: skip
     with migrated.connect() as conn:
-        version = conn.execute(select(t.meta.c.value).where(t.meta.c.key == "schema_version")).scalar_one()
+        version = schema_version(conn)
         columns = {row[1] for row in conn.exec_driver_sql("PRAGMA table_info(record_versions)")}
         tables = {row[0] for row in conn.exec_driver_sql("SELECT name FROM sqlite_master WHERE type='table'")}
     migrated.dispose()
-    assert int(version) == t.SCHEMA_VERSION and "run_id" in columns
+    assert version == t.SCHEMA_VERSION and "run_id" in columns
     assert {"reflection_runs", "run_changes", "reviews", "job_runs"} <= tables
 
 
 def test_a_version_3_file_gets_the_job_run_log(tmp_path: Path) -> None:
     from sqlalchemy.exc import IntegrityError
 
-    url = f"sqlite:///{tmp_path / 'v3.db'}"
-    engine = create_sql_engine(url)
-    with engine.begin() as conn:  # make it look like a file written by schema version 3
-        conn.exec_driver_sql("DROP TABLE job_runs")
-        conn.exec_driver_sql("ALTER TABLE records DROP COLUMN valid_from")
-        conn.exec_driver_sql("ALTER TABLE records DROP COLUMN valid_until")
-        conn.execute(update(t.meta).values(value="3"))
-    engine.dispose()
-    migrated = create_sql_engine(url)
+    migrated = written_by(f"sqlite:///{tmp_path / 'v3.db'}", 3, "DROP TABLE job_runs", *NO_VALIDITY)
     with migrated.connect() as conn:
-        version = conn.execute(select(t.meta.c.value).where(t.meta.c.key == "schema_version")).scalar_one()
-    assert int(version) == t.SCHEMA_VERSION
+        assert schema_version(conn) == t.SCHEMA_VERSION
     row = {"job": "decay", "slot": T0, "started_at": T0, "status": "running"}
     with migrated.begin() as conn:
         conn.execute(t.job_runs.insert().values(**row))
@@ -340,11 +340,24 @@ def test_a_version_4_file_gets_validity_intervals_from_when_each_record_was_said
     said = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
     (event,), _ = store.add_events([NewEvent("u", "user", "以后先给结论", said, "d1")])
     with store.engine.begin() as conn:  # as a schema-4 file: no validity columns
-        conn.exec_driver_sql("ALTER TABLE records DROP COLUMN valid_from")
-        conn.exec_driver_sql("ALTER TABLE records DROP COLUMN valid_until")
+        for statement in NO_VALIDITY:
+            conn.exec_driver_sql(statement)
         conn.execute(update(t.meta).values(value="4"))
     store.close()
     migrated = SqlMemoryStore(create_sql_engine(url))
     again = migrated.get(event.id)
     migrated.close()
     assert again.valid_from == said and again.valid_until is None and again.content == "以后先给结论"
+
+
+def test_a_version_6_file_gets_the_index_that_counts_messages_since_a_time(tmp_path: Path) -> None:
+    migrated = written_by(f"sqlite:///{tmp_path / 'v6.db'}", 6, "DROP INDEX ix_records_user_time")
+    with migrated.connect() as conn:
+        version = schema_version(conn)
+        plan = conn.exec_driver_sql(
+            "EXPLAIN QUERY PLAN SELECT count(*) FROM records"
+            " WHERE user_id = 'u' AND kind = 'event' AND role = 'user' AND at > '2026-01-01'"
+        ).all()
+    migrated.dispose()
+    assert version == t.SCHEMA_VERSION == 7
+    assert "ix_records_user_time" in " ".join(str(row[-1]) for row in plan)
