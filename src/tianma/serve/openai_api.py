@@ -23,7 +23,7 @@ from tianma.serve.context import context_of
 from tianma.serve.continuations import continuing
 from tianma.serve.error_handlers import error_body, stream_error
 from tianma.serve.http import authenticate, json_body, pass_through, turn_headers
-from tianma.serve.schemas import OpenAIChat, check_images, check_model, check_turn_size
+from tianma.serve.schemas import OpenAIChat, check_images, check_model, check_turn_size, data_url_payload
 from tianma.serve.turns import ChatRequest, Item, TurnDone, chat_request, first_item
 
 logger = logging.getLogger("tianma.serve")
@@ -49,7 +49,7 @@ def _text_and_images(content: Any) -> tuple[str, list[str]]:
         elif part.get("type") == "image_url":
             image = part.get("image_url")
             url = image if isinstance(image, str) else str((image or {}).get("url") or "")
-            images.append(url.split(",", 1)[1] if url.startswith("data:") and "," in url else url)
+            images.append(data_url_payload(url) or url)  # check_images let only data: URLs through
     return "\n".join(texts), images
 
 

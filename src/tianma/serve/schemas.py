@@ -155,8 +155,7 @@ def check_model(model: str) -> None:
     if not model:
         raise BadRequestError("model is required", param="model")
     if len(model) > MAX_MODEL_NAME or any(c.isspace() or unicodedata.category(c)[0] == "C" for c in model):
-        shown = model[:40] + ("…" if len(model) > 40 else "")
-        raise BadRequestError(f"invalid model: {shown!r} is not a model name", param="model")
+        raise BadRequestError(f"invalid model: {_shown(model)!r} is not a model name", param="model")
 
 
 def check_images(chat: OllamaChat | OpenAIChat) -> None:
@@ -178,13 +177,23 @@ def check_images(chat: OllamaChat | OpenAIChat) -> None:
                     _check_data_url(url, f"messages[{i}].content[{j}].image_url" + ("" if bare else ".url"))
 
 
-def _check_data_url(url: str, name: str) -> None:
+def data_url_payload(url: str) -> str | None:
+    """What follows the comma of a ``data:…;base64,`` URL; None for any other URL."""
     head, comma, data = url.partition(",")
-    if not (head.startswith("data:") and head.endswith(";base64") and comma):
-        shown = url[:40] + ("…" if len(url) > 40 else "")
-        raise BadRequestError(f"invalid {name}: {shown!r} is not a data: URL with base64 data (an image is "
-                              "sent inline; tianma fetches no image from the web)", param=name)  # fmt: skip
+    return data if head.startswith("data:") and head.endswith(";base64") and comma else None
+
+
+def _check_data_url(url: str, name: str) -> None:
+    data = data_url_payload(url)
+    if data is None:
+        raise BadRequestError(f"invalid {name}: {_shown(url)!r} is not a data: URL with base64 data (an image "
+                              "is sent inline; tianma fetches no image from the web)", param=name)  # fmt: skip
     _check_base64(data, name)
+
+
+def _shown(text: str) -> str:
+    """The start of a long value, for an error message."""
+    return text[:40] + ("…" if len(text) > 40 else "")
 
 
 def _check_base64(data: str, name: str) -> None:
