@@ -11,6 +11,7 @@ between applying and deleting costs nothing but the repeat.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import groupby
 from typing import Any
 
 import numpy as np
@@ -69,13 +70,8 @@ def drain(tx: Transactions, vectors: VectorIndex) -> int:
             ).all()
         if not rows:
             return done
-        start = 0
-        while start < len(rows):  # runs of the same user and op, in order
-            end = start
-            while end < len(rows) and (rows[end].user_id, rows[end].op) == (rows[start].user_id, rows[start].op):
-                end += 1
-            _apply(vectors, rows[start:end])
-            start = end
+        for _, run in groupby(rows, key=lambda r: (r.user_id, r.op)):  # runs of one user and op, in order
+            _apply(vectors, list(run))
         with tx.begin() as conn:
             conn.execute(delete(t.vector_outbox).where(o.id.in_([r.id for r in rows])))
         done += len(rows)
