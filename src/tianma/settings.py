@@ -42,11 +42,13 @@ class SqlSettings(_Section):
 
 class QdrantSettings(_Section):
     url: str | None = None
-    """Qdrant server URL; unset = embedded local mode in ``<home>/qdrant``."""
+    """Qdrant server URL; unset = Qdrant Edge, the same engine in this process, in ``<home>/vectors``
+    (a home of an older tianma, with qdrant-client's local mode in ``<home>/qdrant``, is moved
+    there when first opened)."""
     api_key: SecretStr | None = None
     """API key for a Qdrant server."""
     collection_prefix: str = "tianma"
-    """Prefix of the per-user collections."""
+    """Prefix of the per-user collections on a Qdrant server."""
 
 
 class OllamaSettings(_Section):
@@ -363,8 +365,13 @@ class Settings(BaseSettings):
         return self.sql.url or f"sqlite:///{self.home.expanduser() / 'tianma.db'}"
 
     @property
+    def vectors_path(self) -> Path:
+        """Folder of the embedded vector index (a Qdrant Edge shard)."""
+        return self.home.expanduser() / "vectors"
+
+    @property
     def qdrant_path(self) -> Path:
-        """Folder of the embedded Qdrant index."""
+        """Folder of qdrant-client's local mode, where earlier versions of tianma kept vectors (moved into :attr:`vectors_path` when found)."""
         return self.home.expanduser() / "qdrant"
 
     @property

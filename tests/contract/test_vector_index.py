@@ -1,4 +1,5 @@
-"""Every VectorIndex implementation passes this suite (Qdrant in memory and on disk)."""
+"""Every VectorIndex implementation passes this suite: Qdrant Edge (the default), the in-memory
+reference, and qdrant-client (in memory and local mode on disk: the protocol a Qdrant server speaks)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import numpy as np
 import pytest
 
 from tianma import ConfigError
+from tianma.storage.edge_index import EdgeVectorIndex
+from tianma.storage.memory_index import InMemoryVectorIndex
 from tianma.storage.protocols import VectorIndex
 from tianma.storage.qdrant_index import QdrantVectorIndex
 
@@ -22,10 +25,20 @@ def unit(*values: float) -> np.ndarray:
     return vec / np.linalg.norm(vec)
 
 
-@pytest.fixture(params=["memory", "path"])
-def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[QdrantVectorIndex]:
-    path = tmp_path / "qdrant" if request.param == "path" else None
-    idx = QdrantVectorIndex.from_options(dim=DIM, path=path)
+IMPLEMENTATIONS = ["edge", "reference", "qdrant-memory", "qdrant-path"]
+
+
+def open_index(kind: str, folder: Path, dim: int = DIM) -> VectorIndex:
+    if kind == "edge":
+        return EdgeVectorIndex(folder / "vectors", dim)
+    if kind == "reference":
+        return InMemoryVectorIndex(dim)
+    return QdrantVectorIndex.from_options(dim=dim, path=folder / "qdrant" if kind == "qdrant-path" else None)
+
+
+@pytest.fixture(params=IMPLEMENTATIONS)
+def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VectorIndex]:
+    idx = open_index(request.param, tmp_path)
     yield idx
     idx.close()
 
@@ -34,11 +47,11 @@ def ids(n: int) -> list[str]:
     return [str(uuid.uuid4()) for _ in range(n)]
 
 
-def test_is_a_vector_index(index: QdrantVectorIndex) -> None:
+def test_is_a_vector_index(index: VectorIndex) -> None:
     assert isinstance(index, VectorIndex)
 
 
-def test_search_returns_nearest_first(index: QdrantVectorIndex) -> None:
+def test_search_returns_nearest_first(index: VectorIndex) -> None:
     a, b, c = ids(3)
     index.upsert("u", [a, b, c], np.vstack([unit(1, 0), unit(1, 1), unit(0, 1)]))
     hits = index.search("u", unit(1, 0.1), limit=3)
@@ -46,14 +59,14 @@ def test_search_returns_nearest_first(index: QdrantVectorIndex) -> None:
     assert hits[0][1] > hits[1][1] > hits[2][1]
 
 
-def test_users_are_isolated(index: QdrantVectorIndex) -> None:
+def test_users_are_isolated(index: VectorIndex) -> None:
     (a,) = ids(1)
     index.upsert("alice", [a], np.vstack([unit(1)]))
     assert index.search("bob", unit(1), limit=5) == []
     assert index.count("bob") == 0 and index.count("alice") == 1
 
 
-def test_upsert_replaces_delete_removes_and_drop_user_empties(index: QdrantVectorIndex) -> None:
+def test_upsert_replaces_delete_removes_and_drop_user_empties(index: VectorIndex) -> None:
     a, b = ids(2)
     index.upsert("u", [a, b], np.vstack([unit(1), unit(0, 1)]))
     index.upsert("u", [a], np.vstack([unit(0, 1)]))
@@ -66,7 +79,7 @@ def test_upsert_replaces_delete_removes_and_drop_user_empties(index: QdrantVecto
     assert index.search("u", unit(1), limit=5) == []
 
 
-def test_ids_are_exactly_the_stored_ones(index: QdrantVectorIndex) -> None:
+def test_ids_are_exactly_the_stored_ones(index: VectorIndex) -> None:
     a, b, c = ids(3)
     assert index.ids("u") == set()
     index.upsert("u", [a, b, c], np.vstack([unit(1), unit(0, 1), unit(1, 1)]))
@@ -77,11 +90,55 @@ def test_ids_are_exactly_the_stored_ones(index: QdrantVectorIndex) -> None:
     assert index.ids("big") == set(many)
 
 
-def test_dimension_change_asks_for_a_rebuild(tmp_path: Path) -> None:
-    first = QdrantVectorIndex.from_options(dim=DIM, path=tmp_path / "q")
+@pytest.mark.parametrize("kind", ["edge", "qdrant-path"])
+def test_dimension_change_asks_for_a_rebuild(kind: str, tmp_path: Path) -> None:
+    first = open_index(kind, tmp_path)
     first.upsert("u", ids(1), np.vstack([unit(1)]))
     first.close()
-    second = QdrantVectorIndex.from_options(dim=DIM * 2, path=tmp_path / "q")
     with pytest.raises(ConfigError, match="index rebuild"):
+        second = open_index(kind, tmp_path, DIM * 2)  # Edge checks on open, local mode on write
         second.upsert("u", ids(1), np.ones((1, DIM * 2), dtype=np.float32) / np.sqrt(DIM * 2))
-    second.close()
+    if kind != "edge":
+        second.close()
+
+
+def test_a_wrong_sized_vector_is_refused(index: VectorIndex) -> None:
+    with pytest.raises(ConfigError, match="index rebuild"):
+        index.upsert("u", ids(1), np.ones((1, DIM + 1), dtype=np.float32))
+    assert index.count("u") == 0
+
+
+def test_delete_and_get_vectors_touch_only_their_user(index: VectorIndex) -> None:
+    a, b = ids(2)
+    index.upsert("alice", [a], np.vstack([unit(1)]))
+    index.upsert("bob", [b], np.vstack([unit(0, 1)]))
+    index.delete("bob", [a])  # not bob's: nothing happens
+    assert index.get_vectors("bob", [a, b]).keys() == {b}
+    assert index.ids("alice") == {a}
+    index.drop_user("bob")
+    assert index.ids("alice") == {a} and index.count("bob") == 0
+
+
+def test_search_matches_the_exact_reference(index: VectorIndex) -> None:
+    rng = np.random.default_rng(7)
+    rows = rng.standard_normal((300, DIM)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    keys = ids(300)
+    index.upsert("u", keys, rows)
+    index.upsert("other", ids(50), rows[:50])
+    reference = InMemoryVectorIndex(DIM)
+    reference.upsert("u", keys, rows)
+    for query in rows[:5] + 0.05:
+        query /= np.linalg.norm(query)
+        got, want = index.search("u", query, 10), reference.search("u", query, 10)
+        assert [i for i, _ in got] == [i for i, _ in want]
+        np.testing.assert_allclose([s for _, s in got], [s for _, s in want], atol=1e-5)
+
+
+def test_drop_all_empties_every_user(index: VectorIndex) -> None:
+    index.upsert("alice", ids(2), np.vstack([unit(1), unit(0, 1)]))
+    index.upsert("bob", ids(1), np.vstack([unit(1)]))
+    index.drop_all()
+    assert index.count("alice") == index.count("bob") == 0
+    index.upsert("alice", ids(1), np.vstack([unit(1)]))  # usable again after
+    assert index.count("alice") == 1

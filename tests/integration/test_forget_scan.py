@@ -1,6 +1,6 @@
 """Forget means gone from the disk: distinctive text is written everywhere a turn, a reflection,
 an edit, a span and ``tianma chat`` put it, forgotten, then searched for in the raw bytes of
-every file under the home (UTF-8, JSON-escaped, any case)."""
+every file under the home (UTF-8, JSON-escaped, any case); the forgotten message's vector too."""
 
 from __future__ import annotations
 
@@ -15,9 +15,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from tests.conftest import RuntimeFactory
 from tests.fakes import CharacterEmbedder, ScriptedChatModel, is_reflection_prompt
-from tests.home_scan import files_holding
+from tests.home_scan import files_holding, files_holding_bytes
 from tianma import Runtime
 from tianma.chat_history import history_path, write_history
+from tianma.storage.edge_index import EdgeVectorIndex
 from tianma.telemetry.span_store import SqliteSpanExporter
 
 T0 = datetime(2026, 4, 6, 9, 0, tzinfo=UTC)
@@ -74,10 +75,16 @@ def test_forgotten_text_is_in_no_file_of_the_home(
     store_spans(rt, spans)
     assert files_holding(home, CAT), "the scenario must have written the text somewhere"
 
+    vector = rt.memory.vectors.get_vectors("u", [cat.event_id])[cat.event_id].tobytes()
+    rt.memory.vectors.close()  # flushed to its segment files, as on any stop
+    rt.memory.vectors = EdgeVectorIndex(rt.settings.vectors_path, rt.memory.embedder.dim)
+    assert files_holding_bytes(home, vector), "the message's vector must be on disk to begin with"
+
     rt.forget("u", fact.id)
     rt.forget("u", cat.event_id)
     store_spans(rt, spans)
     assert files_holding(home, CAT) == []
+    assert files_holding_bytes(home, vector) == []  # the vector too, not only marked deleted
     assert rt.memories("u", kind="event")  # the rest of the user is kept
     assert "它喜欢晒太阳。" in [r.content for r in rt.memories("u", kind="event")]
 

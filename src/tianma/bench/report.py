@@ -23,6 +23,7 @@ BENCHMARKS = {
     "perf": "tianma.bench.perf",
     "learning": "tianma.bench.learning",
     "serve": "tianma.bench.serve",
+    "vectors": "tianma.bench.vectors",
 }
 BEGIN = "<!-- bench:begin (written by `tianma bench all --readme`; do not edit by hand) -->"
 END = "<!-- bench:end -->"

@@ -9,6 +9,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
 from tianma.errors import ConfigError
@@ -60,8 +61,38 @@ def open_runtime(settings: Settings, **kwargs: Any) -> Iterator[Runtime]:
     from tianma.telemetry.setup import configure_tracing
 
     configure_tracing(settings.telemetry, settings.spans_path if settings.telemetry.local_store else None)
-    with Runtime(settings, **kwargs) as rt:
+    with MoveProgress() as progress, Runtime(settings, index_progress=progress, **kwargs) as rt:
+        progress.close()
         yield rt
+
+
+class MoveProgress:
+    """A progress bar shown only if the runtime moves an older home's vectors into Qdrant Edge."""
+
+    def __init__(self) -> None:
+        self._bar: Progress | None = None
+        self._task: TaskID | None = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self._bar is None:
+            columns = (TextColumn("moving vectors to Qdrant Edge / 迁移向量索引"), BarColumn(),
+                       MofNCompleteColumn(), TimeElapsedColumn())  # fmt: skip
+            self._bar = Progress(*columns, console=console)
+            self._bar.start()
+            self._task = self._bar.add_task("move", total=total)
+        assert self._task is not None
+        self._bar.update(self._task, completed=done, total=total)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+    def __enter__(self) -> MoveProgress:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
 
 
 HomeOption = typer.Option(None, "--home", help="Data home (default: $TIANMA_HOME or ~/.tianma).")

@@ -75,6 +75,10 @@ _dataset_command(
 )
 _dataset_command("perf", "Speed and size: turn overhead, ingest throughput, rebuild, memory tokens per turn.")
 _dataset_command("serve", "tianma serve: overhead per turn, first-token delay of streaming, throughput under load.")
+_dataset_command(
+    "vectors",
+    "Vector index layouts (Qdrant Edge): shared vs per-user shard search, upsert, compact, vs local mode.",
+)
 
 
 @bench_app.command("learning")

@@ -111,18 +111,14 @@ class Memory:
                 self.unindex(user_id, deleted.ids)
             self.store.tx.after_commit(self._drain_after_commit)
         self.keywords.optimize()  # FTS5 keeps deleted tokens in old segments until merged
+        self.vectors.compact()  # Edge keeps deleted vectors in their segment until vacuumed
         return deleted
 
     def rebuild(self, batch: int = 256, progress: Callable[[int, int], None] | None = None) -> int:
         """Recreate both indexes from SQL; returns how many records were indexed."""
         with self.store.tx.begin() as conn:
             outbox.clear(conn)
-        drop_all = getattr(self.vectors, "drop_all", None)
-        if drop_all is not None:
-            drop_all()
-        else:
-            for user_id in self.store.users():
-                self.vectors.drop_user(user_id)
+        self.vectors.drop_all()
         self.keywords.clear()
         todo = [r for r in self.store.list_records(None, kind=sorted(INDEXED_KINDS), status="active")]
         todo = [r for r in todo if is_indexed(r)]

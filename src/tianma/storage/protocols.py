@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy import Engine
 
+from tianma.errors import ConfigError
 from tianma.storage.erase import Deleted
 from tianma.storage.records import Kind, MemoryRecord, NewEvent, Provenance, Status
 from tianma.storage.transactions import Transactions
@@ -18,6 +19,20 @@ Vector = npt.NDArray[np.float32]
 """A 1-D float32 embedding, L2-normalised."""
 Matrix = npt.NDArray[np.float32]
 """Row-stacked embeddings, each L2-normalised."""
+
+
+def check_dimension(dim: int, vectors: Matrix) -> None:
+    """Refuse vectors of another length than the index holds (the embedder changed).
+
+    Raises:
+        ConfigError: with what to do.
+    """
+    if vectors.ndim != 2 or vectors.shape[1] != dim:
+        got = vectors.shape[-1] if vectors.ndim else 0
+        raise ConfigError(
+            f"the vector index holds {dim}-d vectors, the embedder makes {got}-d ones; run "
+            "`tianma index rebuild` / 向量维度与索引不符，请运行 `tianma index rebuild`"
+        )
 
 
 @runtime_checkable
@@ -57,6 +72,14 @@ class VectorIndex(Protocol):
 
     def drop_user(self, user_id: str) -> None:
         """Remove every vector of a user."""
+        ...
+
+    def drop_all(self) -> None:
+        """Remove every vector of every user (before a rebuild)."""
+        ...
+
+    def compact(self) -> None:
+        """Make deleted vectors physically gone from storage (a no-op where nothing lingers)."""
         ...
 
     def search(self, user_id: str, vector: Vector, limit: int) -> list[tuple[str, float]]:

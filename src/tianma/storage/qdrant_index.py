@@ -19,7 +19,7 @@ from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
 from tianma.errors import BackendUnavailableError, ConfigError
-from tianma.storage.protocols import Matrix, Vector
+from tianma.storage.protocols import Matrix, Vector, check_dimension
 
 _BATCH = 1024
 
@@ -124,6 +124,7 @@ class QdrantVectorIndex:
     def upsert(self, user_id: str, ids: Sequence[str], vectors: Matrix) -> None:
         if not ids:
             return
+        check_dimension(self._dim, vectors)
         with map_qdrant_errors():
             name = self._ensure(user_id)
             for start in range(0, len(ids), _BATCH):
@@ -191,6 +192,10 @@ class QdrantVectorIndex:
                 found.update(str(p.id) for p in points)
                 if offset is None:
                     return found
+
+    def compact(self) -> None:
+        """Nothing to ask: a server compacts on its own; local mode (kept for moving an older home
+        into Edge) leaves deleted points in its SQLite free pages."""
 
     def close(self) -> None:
         self._client.close()

@@ -38,7 +38,7 @@ def test_bench_all_smoke_writes_every_result_a_report_and_the_readme(tmp_path: P
     assert result.exit_code == 0, result.output
     index = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert index["failures"] == {} and index["mode"] == "smoke"
-    assert set(index["results"]) == {"locomo", "prefeval", "perf", "learning", "serve"}
+    assert set(index["results"]) == {"locomo", "prefeval", "perf", "learning", "serve", "vectors"}
     for name, path in index["results"].items():
         payload = json.loads(Path(path).read_text(encoding="utf-8"))
         assert payload["benchmark"] == name and payload["machine"]["cpu_count"] >= 1

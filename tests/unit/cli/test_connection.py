@@ -1,5 +1,5 @@
 """A command that needs nothing but SQL never opens the vector index: it works while another
-process (here: another client in this one) holds Qdrant's folder, and the rest says why not."""
+process (here: another shard in this one) holds the vector index, and the rest says why not."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from qdrant_client import QdrantClient
 from typer.testing import CliRunner
 
 from tests.conftest import RuntimeFactory
@@ -20,6 +19,7 @@ from tianma.memory.index_check import IndexDiff
 from tianma.operations import learning as learning_ops
 from tianma.operations import memory as memory_ops
 from tianma.operations.homes import DirectHome
+from tianma.storage.edge_index import EdgeVectorIndex
 
 T0 = datetime(2026, 2, 1, tzinfo=UTC)
 runner = CliRunner(env={"COLUMNS": "200", "TIANMA_OLLAMA__BASE_URL": "http://127.0.0.1:9"})
@@ -35,8 +35,8 @@ def home(make_runtime: RuntimeFactory) -> Path:
 
 @pytest.fixture
 def index_held(home: Path) -> Iterator[None]:
-    """The vector index locked by someone else (local mode admits one client per folder)."""
-    holder = QdrantClient(path=str(home / "qdrant"))
+    """The vector index locked by someone else (an Edge shard's write-ahead log admits one)."""
+    holder = EdgeVectorIndex(home / "vectors", 384)
     yield
     holder.close()
 

@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 
 from tianma.storage import outbox
 from tianma.storage import schema as t
-from tianma.storage.qdrant_index import QdrantVectorIndex
+from tianma.storage.memory_index import InMemoryVectorIndex
 from tianma.storage.records import Provenance
 from tianma.storage.sql_store import SqlMemoryStore
 
@@ -60,7 +60,7 @@ def test_a_unit_reads_its_own_writes(store: SqlMemoryStore) -> None:
 
 
 def test_drain_applies_in_order_once_and_again_harmlessly(store: SqlMemoryStore) -> None:
-    index = QdrantVectorIndex.from_options(dim=DIM)
+    index = InMemoryVectorIndex(DIM)
     a, b = "00000000-0000-4000-8000-00000000000a", "00000000-0000-4000-8000-00000000000b"
     with store.tx.begin() as conn:
         outbox.enqueue_upserts(conn, "u", [a, b], np.vstack([vec(1), vec(0, 1)]))
