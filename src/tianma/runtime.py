@@ -68,6 +68,7 @@ from tianma.storage.records import Kind, MemoryRecord, NewEvent, ScoredMemory, S
 from tianma.storage.replies import set_reply
 from tianma.storage.schema import as_aware
 from tianma.storage.sql_store import SqlMemoryStore, create_sql_engine, dialogue_ids
+from tianma.storage.tag_index import TagIndex
 from tianma.telemetry import semconv as sc
 from tianma.telemetry.spans import tracer
 from tianma.text.tokenize import nouns
@@ -98,8 +99,9 @@ class Runtime:
         settings: everything configurable; ``None`` reads the environment and ``tianma.toml``.
         chat_model: any langchain-core chat model; ``None`` = ChatOllama from the settings.
         embedder: ``None`` = the embedder the settings choose (bundled e5 by default).
-        index_progress: told ``(done, total)`` while the vectors of an older data home are moved
-            into Qdrant Edge (once, on the first open by this version).
+        index_progress: told ``(done, total)`` while an older data home is brought up to date
+            (once, on the first open by this version: its vectors moved into Qdrant Edge, its
+            records tagged for the association graph).
     """
 
     def __init__(
@@ -127,10 +129,11 @@ class Runtime:
         except BaseException:
             store.close()
             raise
-        self.memory = Memory(store, vectors, SqliteKeywordIndex(engine, store.tx), embedder)
+        self.memory = Memory(store, vectors, SqliteKeywordIndex(engine, store.tx), embedder, TagIndex(store.tx))
         self.memory.drain()  # vector writes a crash left in the outbox
         if moved is not None:  # moved from an older layout: make it match SQL exactly
             repair(self.memory)
+        self.memory.tag_backlog(progress=index_progress)  # a store from before the graph
         self._anchors = AnchorCache(embedder)
         r = self.settings.retrieval
         self._policy = RerankPolicy(
@@ -420,7 +423,9 @@ class Runtime:
         with self._lock:
             vector = self.memory.embedder.embed_query(query)
             limit = max(self.settings.retrieval.candidates, 3 * k)
-            found = hybrid_search(self.memory, self._anchors, user_id, query, vector, limit)
+            found = hybrid_search(
+                self.memory, self._anchors, user_id, query, vector, limit, self.settings.retrieval.graph
+            )
         return rerank(found, as_aware(at), self._policy, limit=k)
 
     def ingest(

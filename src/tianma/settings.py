@@ -87,6 +87,10 @@ class RetrievalSettings(_Section):
     """Candidates below this fused relevance are never injected."""
     max_prompt_items: int = Field(default=15, ge=1, le=15)
     """Items in the memory block of the system prompt (memories + preferences + strategies)."""
+    graph: bool = False
+    """Also retrieve what the association graph reaches from the best hits (records that share a
+    person, place, thing or amount with them), for multi-hop questions. Off: on LoCoMo's dev
+    conversation it gained nothing measurable (README, "Association graph")."""
     mark_superseded: bool = False
     """Show a resident statement that a newer one probably replaced, marked as replaced, instead of
     plainly (off: on the dev users it cost 21 points of hit for 5 points less stale)."""

@@ -96,7 +96,8 @@ def test_hits_and_listing(store: SqlMemoryStore) -> None:
     got = store.get(fact.id)
     assert got.hit_count == 2 and got.last_hit_at == T0 + timedelta(days=2)
     assert [r.id for r in store.list_records("u", "fact")] == [fact.id]
-    assert [r.id for r in store.facts_with_keys("u")] == [fact.id]
+    store.add_events([NewEvent("u", "user", "以后先给结论", T0, "d1", key="statement.preference")])
+    assert [r.id for r in store.facts_with_keys("u")] == [fact.id]  # a keyed statement event is no fact
     assert store.list_records("other") == []
     assert store.get_many("other", [fact.id]) == {}
 
@@ -359,5 +360,27 @@ def test_a_version_6_file_gets_the_index_that_counts_messages_since_a_time(tmp_p
             " WHERE user_id = 'u' AND kind = 'event' AND role = 'user' AND at > '2026-01-01'"
         ).all()
     migrated.dispose()
-    assert version == t.SCHEMA_VERSION == 7
+    assert version == t.SCHEMA_VERSION
     assert "ix_records_user_time" in " ".join(str(row[-1]) for row in plan)
+
+
+def test_a_version_7_file_gets_the_tag_table_and_waits_for_its_tags(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'v7.db'}"
+    store = SqlMemoryStore(create_sql_engine(url))
+    store.add_events([NewEvent("u", "user", "Caroline moved from Sweden in 2019", T0, "d1")])
+    store.close()
+    migrated = written_by(url, 7, "DROP TABLE record_tags")
+    with migrated.connect() as conn:
+        version = schema_version(conn)
+        pending = conn.execute(select(t.meta.c.value).where(t.meta.c.key == t.TAGS_PENDING)).scalar()
+        links = conn.execute(select(func.count()).select_from(t.record_tags)).scalar_one()
+    migrated.dispose()
+    assert version == t.SCHEMA_VERSION and pending == "1" and links == 0  # tagged by the runtime on open
+
+
+def test_other_users_are_seen_from_either_side(store: SqlMemoryStore) -> None:
+    assert not store.has_other_users("m")
+    store.add_events([NewEvent("m", "user", "hello", T0, "dm")])
+    assert not store.has_other_users("m") and store.has_other_users("a") and store.has_other_users("z")
+    store.add_events([NewEvent("a", "user", "hi", T0, "da")])
+    assert store.has_other_users("m") and store.has_other_users("a")

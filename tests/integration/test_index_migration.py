@@ -1,6 +1,6 @@
-"""A home written by an older tianma (vectors in qdrant-client's local mode) opens in this one:
-its vectors move into Qdrant Edge with progress shown, the index matches SQL exactly, and the
-memories are found as before."""
+"""A home written by an older tianma opens in this one: its vectors (qdrant-client's local mode)
+move into Qdrant Edge with progress shown, the index matches SQL exactly, the memories are found
+as before; a store from before the association graph gets its records tagged."""
 
 from __future__ import annotations
 
@@ -9,11 +9,14 @@ import uuid
 from datetime import UTC, datetime
 
 import numpy as np
+from sqlalchemy import delete, update
 
 from tests.conftest import RuntimeFactory
 from tianma import Runtime
+from tianma.storage import schema as t
 from tianma.storage.edge_index import EdgeVectorIndex
 from tianma.storage.qdrant_index import QdrantVectorIndex
+from tianma.storage.sql_store import create_sql_engine
 
 T0 = datetime(2026, 3, 1, 9, tzinfo=UTC)
 
@@ -52,3 +55,23 @@ def test_an_older_home_moves_to_edge_and_is_found_as_before(make_runtime: Runtim
                  index_progress=lambda done, total: seen.append((-1, -1))) as third:  # fmt: skip
         assert (-1, -1) not in seen  # moved once
         assert all(diff.clean for diff in third.check_index())
+
+
+def test_a_store_from_before_the_graph_gets_its_tags_on_open(make_runtime: RuntimeFactory) -> None:
+    rt = make_runtime()
+    rt.chat("me", "Wilhelmina grew up on a farm near Uppsala.", dialogue_id="d1", at=T0)
+    settings, embedder = rt.settings, rt.memory.embedder
+    rt.close()
+    engine = create_sql_engine(settings.sql_url)  # as schema v7 left it: no tags, the table empty
+    with engine.begin() as conn:
+        conn.execute(delete(t.record_tags))
+        conn.execute(update(t.records).values(tags=[]))
+        conn.execute(t.meta.insert().values(key=t.TAGS_PENDING, value="1"))
+    engine.dispose()
+    seen: list[tuple[int, int]] = []
+    with Runtime(settings, chat_model=rt.chat_model, embedder=embedder,
+                 index_progress=lambda done, total: seen.append((done, total))) as again:  # fmt: skip
+        (event,) = [r for r in again.memories("me", kind="event") if "Uppsala" in r.content]
+        assert {"wilhelmina", "uppsala", "farm"} <= set(event.tags)
+        assert seen and seen[-1][0] == seen[-1][1] >= 1
+        assert not again.memory.tags.pending()

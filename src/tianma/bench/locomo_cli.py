@@ -17,7 +17,7 @@ SMOKE_QUESTIONS = 12
 
 def tianma_config(embedder: CachingEmbedder) -> dict[str, Any]:
     """The configuration every report states (settings that matter for retrieval)."""
-    from tianma.memory import search
+    from tianma.memory import associations, search
     from tianma.settings import Settings
 
     r = Settings().retrieval
@@ -28,19 +28,30 @@ def tianma_config(embedder: CachingEmbedder) -> dict[str, Any]:
         "keyword_weight": search.KEYWORD_WEIGHT,
         "fact_relevance": search.FACT_RELEVANCE,
         "bm25_share": search.BM25_SHARE,
+        "graph_walk": dict(seeds=associations.SEEDS, hub=associations.HUB, lifted=associations.ADDED,
+                           lift=associations.LIFT),
         "reply_share": search.REPLY_SHARE,
         "llm": "none (ingest records events without the LLM; reflection off)",
         "query": "the question text alone",
     }
 
 
+WITH_GRAPH = "tianma with the graph"
+"""The same runtime with ``retrieval.graph`` on: what the association graph adds, in the same run."""
+
+
 def factories(embedder: CachingEmbedder, mode: str = "full") -> list[SystemFactory]:
-    """tianma first (ratios are to it), then the baselines; peers when installed."""
+    """tianma first (ratios are to it), tianma with the association graph, then the baselines;
+    peers when installed."""
 
     def tianma(convs: dict[str, Conversation]) -> System:
         return TianmaSystem(embedder, clock=lambda user: convs[user].frozen_at)
 
-    out: list[SystemFactory] = [tianma, lambda _c: BM25System(), lambda _c: DenseSystem(embedder)]
+    def with_graph(convs: dict[str, Conversation]) -> System:
+        settings = {"retrieval": {"graph": True}}
+        return TianmaSystem(embedder, lambda user: convs[user].frozen_at, settings, name=WITH_GRAPH)
+
+    out: list[SystemFactory] = [tianma, with_graph, lambda _c: BM25System(), lambda _c: DenseSystem(embedder)]
     return [*out, *peers.factories(embedder, mode)]
 
 

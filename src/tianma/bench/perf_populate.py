@@ -35,6 +35,7 @@ from tianma.storage.keyword_index import owner_token, row_id
 from tianma.storage.protocols import Embedder, Matrix
 from tianma.storage.records import Provenance
 from tianma.storage.sql_store import new_id
+from tianma.text.entities import tags as tags_of
 from tianma.text.tokenize import tokenize
 
 USER_ID = "bench-user"
@@ -201,9 +202,10 @@ def strategy_rows() -> list[dict[str, Any]]:
 
 
 def populate(rt: Runtime, planner: RecordPlanner, show_progress: bool = True) -> dict[str, float]:
-    """Write ``planner.size`` records to SQL, the keyword index and Qdrant; seconds per phase."""
+    """Write ``planner.size`` records to SQL, the keyword index, the tag graph and the vector index;
+    seconds per phase."""
     engine = rt.memory.store.engine
-    timing = {"sql_fts_s": 0.0, "qdrant_s": 0.0}
+    timing = {"sql_fts_s": 0.0, "qdrant_s": 0.0}  # sql_fts_s: records, keyword rows and tags
     owner = owner_token(USER_ID)
     kw_insert = text(
         f"INSERT INTO {KW_TABLE}(rowid, record_id, owner, body) VALUES (:rowid, :rid, :owner, :body)"
@@ -226,6 +228,7 @@ def populate(rt: Runtime, planner: RecordPlanner, show_progress: bool = True) ->
                 if injections:
                     conn.execute(t.injections.insert(), injections)
                 conn.execute(kw_insert, kw_rows)
+            rt.memory.tags.upsert(USER_ID, [(r["id"], tags_of(r["content"])) for r in rows])
             timing["sql_fts_s"] += time.perf_counter() - began
             began = time.perf_counter()
             rt.memory.vectors.upsert(USER_ID, [r["id"] for r in rows], vectors)

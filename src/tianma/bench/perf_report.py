@@ -43,9 +43,19 @@ def overhead_rows(payload: dict[str, Any]) -> Rows:
                 f"{pooled['max']:.1f}",
                 "—" if target is None else f"≤ {target:.0f}",
                 _yes(s["target_met"]),
+                *_ratio_cells(s),
             ]
         )
-    return [*cols, "target p95", "met"], rows
+    return [*cols, "target p95", "met", "query embed p50", "p95 ÷ embed", "target", "met"], rows
+
+
+def _ratio_cells(s: dict[str, Any]) -> list[str]:
+    """The overhead against the embedder's own query time in the same run (older files lack it)."""
+    if "overhead_ratio" not in s:
+        return ["—"] * 4
+    target = s["target_ratio"]
+    return [f"{s['embedder_query_ms']['p50']:.1f} ms", f"{s['overhead_ratio']:.2f}×",
+            "—" if target is None else f"≤ {target:.1f}×", _yes(s["ratio_met"])]  # fmt: skip
 
 
 def node_rows(payload: dict[str, Any]) -> Rows:
@@ -179,6 +189,14 @@ def verdicts(payload: dict[str, Any]) -> list[str]:
             f"second engine at the same time, as a passage to store), and everything else takes "
             f"{o['p50'] - embed:.1f} ms at p50; the time that grows with the store is in {growers}."
         )
+        ratios = [f"{x['overhead_ratio']:.2f}× at {x['size']:,} (target ≤ {x['target_ratio']:.1f}×, "
+                  f"{'met' if x['ratio_met'] else 'missed'})"
+                  for x in payload["sizes"] if x.get("target_ratio") is not None]  # fmt: skip
+        if ratios:
+            out.append(
+                "**Against the embedder** (p95 overhead ÷ the embedder's own p50 time for one query, "
+                f"measured after each size's turns): {'; '.join(ratios)}."
+            )
     ing = payload["ingest"][0]
     out.append(
         f"**Ingest:** `Runtime.ingest` reaches {ing['ratio']['p50']:.2f}× the embedder's own throughput "

@@ -157,6 +157,7 @@ class TianmaSystem:
         clock: Callable[[str], datetime],
         settings: dict[str, Any] | None = None,
         home: Path | None = None,
+        name: str = "tianma",
     ) -> None:
         from tianma.llm.scripted import ScriptedChatModel
         from tianma.runtime import Runtime
@@ -168,6 +169,7 @@ class TianmaSystem:
             else tempfile.TemporaryDirectory(prefix="tianma-bench-", dir=scratch_dir())
         )
         root = home if home is not None else Path(self._tmp.name)  # type: ignore[union-attr]
+        self.name = name
         self.settings = Settings(home=root, **(settings or {}))
         self.rt = Runtime(self.settings, chat_model=ScriptedChatModel(replies=["好的。"]), embedder=embedder)
         self._clock = clock

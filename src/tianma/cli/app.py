@@ -67,7 +67,8 @@ def open_runtime(settings: Settings, **kwargs: Any) -> Iterator[Runtime]:
 
 
 class MoveProgress:
-    """A progress bar shown only if the runtime moves an older home's vectors into Qdrant Edge."""
+    """A progress bar shown only if the runtime brings an older home up to date (its vectors
+    moved into Qdrant Edge, its records tagged)."""
 
     def __init__(self) -> None:
         self._bar: Progress | None = None
@@ -75,7 +76,7 @@ class MoveProgress:
 
     def __call__(self, done: int, total: int) -> None:
         if self._bar is None:
-            columns = (TextColumn("moving vectors to Qdrant Edge / 迁移向量索引"), BarColumn(),
+            columns = (TextColumn("updating the data home / 正在升级数据目录"), BarColumn(),
                        MofNCompleteColumn(), TimeElapsedColumn())  # fmt: skip
             self._bar = Progress(*columns, console=console)
             self._bar.start()

@@ -9,11 +9,13 @@ query's similarity to a few neutral anchor sentences rather than by its raw cosi
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from tianma.memory import associations
 from tianma.memory.service import Memory, index_text, is_indexed
 from tianma.memory.subjects import SubjectLabels
 from tianma.storage.protocols import Embedder, Matrix, Vector
@@ -114,38 +116,56 @@ def hybrid_search(
     query_text: str,
     query_vector: Vector,
     limit: int,
+    graph: bool = True,
 ) -> list[Candidate]:
-    """Candidates from the dense and keyword channels and the fact table, best first."""
+    """Candidates from the dense and keyword channels and the fact table, best first; with
+    ``graph``, the association graph's walk from the best of them adds the records it reaches
+    and lifts those it reaches again (:mod:`tianma.memory.associations`)."""
     dense = dict(memory.vectors.search(user_id, query_vector, limit))
     q_tokens = tokenize(query_text)
     keyword = dict(memory.keywords.search(user_id, q_tokens, limit))
     best_bm25 = max(keyword.values(), default=0.0)
     facts = [f for f in memory.store.facts_with_keys(user_id) if fact_matches(frozenset(q_tokens), f)]
-    missing = [rid for rid in keyword if rid not in dense]
-    if missing:
-        for rid, vec in memory.vectors.get_vectors(user_id, missing).items():
-            dense[rid] = float(vec @ query_vector)
+    _fill_dense(memory, user_id, query_vector, dense, keyword)
     records = memory.store.get_many(user_id, [*dense, *keyword, *(f.id for f in facts)])
     floor = anchors.floor(query_vector)
     fact_ids = {f.id for f in facts}
     q_set = frozenset(q_tokens)
-    out = []
-    for rid, record in records.items():
-        if not is_indexed(record):
-            continue
-        channels = tuple(
-            name
-            for name, hit in (("dense", rid in dense), ("keyword", rid in keyword), ("fact", rid in fact_ids))
-            if hit
-        )
+
+    def candidate(rid: str, record: MemoryRecord, lift: float = 0.0, reached: bool = False) -> Candidate:
+        hits = {"dense": rid in dense and not reached, "keyword": rid in keyword, "fact": rid in fact_ids,
+                "graph": lift > 0}  # fmt: skip
+        channels = tuple(name for name, hit in hits.items() if hit)
         relevance = DENSE_WEIGHT * dense_relevance(dense.get(rid, 0.0), floor)
         bm25 = keyword.get(rid, 0.0) / best_bm25 if best_bm25 > 0 else 0.0
         relevance += KEYWORD_WEIGHT * (BM25_SHARE * bm25 + (1 - BM25_SHARE) * keyword_coverage(q_set, record))
         if rid in fact_ids:
             relevance = max(relevance, FACT_RELEVANCE)
-        out.append(Candidate(record=record, relevance=relevance, channels=channels))
+        return Candidate(record=record, relevance=min(1.0, relevance + lift), channels=channels)
+
+    out = [candidate(rid, record) for rid, record in records.items() if is_indexed(record)]
     out.sort(key=lambda c: c.relevance, reverse=True)
+    if graph and out:
+        lifts = associations.lifts(associations.walk(memory.tags, user_id, out))
+        fresh = [rid for rid in lifts if rid not in records]
+        _fill_dense(memory, user_id, query_vector, dense, fresh)
+        records.update(memory.store.get_many(user_id, fresh))
+        out = [
+            candidate(rid, record, lifts.get(rid, 0.0), reached=rid in fresh)
+            for rid, record in records.items() if is_indexed(record)
+        ]  # fmt: skip
+        out.sort(key=lambda c: c.relevance, reverse=True)
     return with_replies(memory, user_id, out)
+
+
+def _fill_dense(
+    memory: Memory, user_id: str, query_vector: Vector, dense: dict[str, float], ids: Iterable[str]
+) -> None:
+    """The query's similarity to records another channel found (the dense channel's top missed)."""
+    missing = [rid for rid in ids if rid not in dense]
+    if missing:
+        for rid, vec in memory.vectors.get_vectors(user_id, missing).items():
+            dense[rid] = float(vec @ query_vector)
 
 
 def answers(first: MemoryRecord, after: MemoryRecord) -> bool:

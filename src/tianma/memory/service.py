@@ -1,4 +1,4 @@
-"""The memory as one object: SQL truth plus the derived dense and keyword indexes."""
+"""The memory as one object: SQL truth plus the derived dense, keyword and tag indexes."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import groupby
 from typing import Any
 
 from tianma.errors import BackendUnavailableError
@@ -14,6 +15,8 @@ from tianma.storage.erase import Deleted
 from tianma.storage.protocols import Embedder, KeywordIndex, Matrix, VectorIndex
 from tianma.storage.records import Kind, MemoryRecord, NewEvent, Provenance
 from tianma.storage.sql_store import SqlMemoryStore
+from tianma.storage.tag_index import TagIndex
+from tianma.text.entities import tags as tags_of
 
 logger = logging.getLogger(__name__)
 
@@ -35,12 +38,14 @@ def is_indexed(record: MemoryRecord) -> bool:
 
 @dataclass
 class Memory:
-    """SQL store (truth), vector index and keyword index (derived), and the embedder."""
+    """SQL store (truth), vector index, keyword index and association graph (derived), and the
+    embedder."""
 
     store: SqlMemoryStore
     vectors: VectorIndex
     keywords: KeywordIndex
     embedder: Embedder
+    tags: TagIndex
 
     def index(self, records: Sequence[MemoryRecord], vectors: Matrix | None = None) -> None:
         """Put indexable records into both indexes, embedding them unless ``vectors`` given: the
@@ -59,6 +64,7 @@ class Memory:
                 rows = [i for i, r in enumerate(chosen) if r.user_id == user_id]
                 outbox.enqueue_upserts(conn, user_id, [chosen[i].id for i in rows], matrix[rows])
                 self.keywords.upsert(user_id, [(chosen[i].id, index_text(chosen[i])) for i in rows])
+                self.tags.upsert(user_id, [(chosen[i].id, tags_of(index_text(chosen[i]))) for i in rows])
             self.store.tx.after_commit(self._drain_after_commit)
 
     def unindex(self, user_id: str, record_ids: Sequence[str]) -> None:
@@ -68,6 +74,7 @@ class Memory:
         with self.store.tx.unit() as conn:
             outbox.enqueue_deletes(conn, user_id, record_ids)
             self.keywords.delete(record_ids)
+            self.tags.delete(record_ids)
             self.store.tx.after_commit(self._drain_after_commit)
 
     def drain(self) -> int:
@@ -107,6 +114,7 @@ class Memory:
             if record_id is None and dialogue_id is None:
                 outbox.enqueue_drop(conn, user_id)
                 self.keywords.drop_user(user_id)
+                self.tags.drop_user(user_id)
             else:
                 self.unindex(user_id, deleted.ids)
             self.store.tx.after_commit(self._drain_after_commit)
@@ -120,12 +128,28 @@ class Memory:
             outbox.clear(conn)
         self.vectors.drop_all()
         self.keywords.clear()
+        self.tags.clear()
         todo = [r for r in self.store.list_records(None, kind=sorted(INDEXED_KINDS), status="active")]
         todo = [r for r in todo if is_indexed(r)]
         for start in range(0, len(todo), batch):
             self.index(todo[start : start + batch])
             if progress is not None:
                 progress(min(start + batch, len(todo)), len(todo))
+        return len(todo)
+
+    def tag_backlog(self, batch: int = 512, progress: Callable[[int, int], None] | None = None) -> int:
+        """Tag the records a store from before the association graph holds (once, after its
+        schema moved on); how many were tagged."""
+        if not self.tags.pending():
+            return 0
+        todo = [r for r in self.store.list_records(None, kind=sorted(INDEXED_KINDS), status="active") if is_indexed(r)]
+        for start in range(0, len(todo), batch):
+            with self.store.tx.unit():
+                for user_id, group in groupby(todo[start : start + batch], key=lambda r: r.user_id):
+                    self.tags.upsert(user_id, [(r.id, tags_of(index_text(r))) for r in group])
+            if progress is not None:
+                progress(min(start + batch, len(todo)), len(todo))
+        self.tags.clear_pending()
         return len(todo)
 
     def record_events(self, events: Sequence[NewEvent], vectors: Matrix | None = None) -> list[MemoryRecord]:

@@ -26,7 +26,10 @@ LEAK_CANDIDATES = 8
 
 
 def foreign_texts(memory: Memory, user_id: str, reply: str) -> list[str]:
-    """Other users' records sharing the most words with the reply."""
+    """Other users' records sharing the most words with the reply (none to search when the
+    store has no other user: the usual home of one person)."""
+    if not memory.store.has_other_users(user_id):
+        return []
     terms = sorted({w for w in tokenize(reply) if len(w) >= 2}, key=lambda w: (-len(w), w))[:LEAK_TERMS]
     hits = memory.keywords.search(user_id, terms, LEAK_CANDIDATES, others=True)
     texts = []

@@ -46,6 +46,7 @@ def retrieve(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
         query_text,
         query_vector,
         deps.settings.retrieval.candidates,
+        deps.settings.retrieval.graph,
     )
     store, user_id, at = deps.memory.store, state["user_id"], state["at"]
     profile = resident_profile(
@@ -71,6 +72,7 @@ def retrieve(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     span.set_attribute(sc.TIANMA_RETRIEVED_IDS, [c.record.id for c in found])
     span.set_attribute(sc.TIANMA_RETRIEVED_SCORES, [round(c.relevance, 4) for c in found])
     span.set_attribute("tianma.retrieved.closed", closed)
+    span.set_attribute("tianma.retrieved.graph", [c.record.id for c in found if "graph" in c.channels])
     span.set_attribute(sc.TIANMA_PREFERENCES_LOADED, sorted(resident))
     if (capture := content_capture(deps.settings)) is not None:  # each message redacted as its event was
         span.set_attribute(sc.GEN_AI_MEMORY_QUERY_TEXT, " ".join(capture(part) for part in query_parts))

@@ -177,6 +177,10 @@ class RecordReader(Protocol):
         """Every user with at least one record."""
         ...
 
+    def has_other_users(self, user_id: str) -> bool:
+        """Whether anyone but ``user_id`` has a record (cheap at any size)."""
+        ...
+
     def count(self, user_id: str | None = None, *, status: Status | None = None) -> int:
         """Records of a user (or of everyone), optionally of one status."""
         ...

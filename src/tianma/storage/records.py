@@ -129,7 +129,8 @@ class Candidate:
     relevance: float
     """Fused relevance in [0, 1]."""
     channels: tuple[str, ...]
-    """Which channels found it: ``dense``, ``keyword``, ``fact``, ``reply`` (follows a found message)."""
+    """Which channels found it: ``dense``, ``keyword``, ``fact``, ``reply`` (follows a found message),
+    ``graph`` (the association walk reached it)."""
 
 
 @dataclass(frozen=True, slots=True)

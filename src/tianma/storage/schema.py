@@ -16,6 +16,7 @@ from sqlalchemy import (
     Integer,
     LargeBinary,
     MetaData,
+    PrimaryKeyConstraint,
     String,
     Table,
     Text,
@@ -28,7 +29,7 @@ from sqlalchemy.engine import Connection, Dialect
 
 from tianma.errors import ConfigError
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 """Bump with a function in MIGRATIONS that upgrades a file of the previous version."""
 
 
@@ -226,6 +227,18 @@ vector_outbox = Table(
     Column("vector", LargeBinary),  # float32 bytes, for upsert
 )
 
+record_tags = Table(
+    "record_tags",
+    metadata,
+    Column("user_id", String(255), nullable=False),
+    Column("tag", String(64), nullable=False),
+    Column("record_id", String(36), nullable=False),
+    PrimaryKeyConstraint("user_id", "tag", "record_id"),
+    Index("ix_record_tags_record", "record_id"),
+)
+"""The association graph's links (:mod:`tianma.storage.tag_index`): a record and a thing it is about.
+Derived from the records (rebuilt by ``tianma index rebuild``)."""
+
 Migration = Callable[[Connection], None]
 
 
@@ -260,9 +273,18 @@ def _add_user_time_index(conn: Connection) -> None:
     index.create(conn, checkfirst=True)
 
 
+def _add_record_tags(conn: Connection) -> None:
+    """v8: the association graph (its table is created by ``create_all``); the records already
+    there are tagged when the runtime opens the store (:data:`TAGS_PENDING`)."""
+    conn.execute(meta.insert().values(key=TAGS_PENDING, value="1"))
+
+
+TAGS_PENDING = "tags_pending"
+"""``tianma_meta`` key: records written before the association graph still need their tags."""
+
 MIGRATIONS: dict[int, Migration] = {
     2: _add_run_columns, 3: _add_reviews, 4: _add_job_runs, 5: _add_validity, 6: _add_vector_outbox,
-    7: _add_user_time_index,
+    7: _add_user_time_index, 8: _add_record_tags,
 }  # fmt: skip
 """``MIGRATIONS[n]`` upgrades a store of schema version ``n - 1`` to ``n``."""
 

@@ -438,14 +438,26 @@ class SqlMemoryStore:
         return out
 
     def facts_with_keys(self, user_id: str) -> list[MemoryRecord]:
-        """Active structured facts (records with a key) of a user."""
+        """Active structured facts (facts with a key) of a user — not the keyed statement events,
+        which grow with every message that states something."""
         query = select(t.records).where(
             t.records.c.user_id == user_id,
+            t.records.c.kind == "fact",
             t.records.c.status == "active",
             t.records.c.key.is_not(None),
         )
         with map_sql_errors(), self.tx.connect() as conn:
             return [_to_record(row) for row in conn.execute(query)]
+
+    def has_other_users(self, user_id: str) -> bool:
+        """Whether anyone but ``user_id`` has a record: two index probes, whatever the store's size
+        (``user_id != …`` would walk the index past every row of the one user)."""
+        r = t.records.c
+        with map_sql_errors(), self.tx.connect() as conn:
+            return any(
+                conn.execute(select(r.user_id).where(side).limit(1)).first() is not None
+                for side in (r.user_id < user_id, r.user_id > user_id)
+            )
 
     def users(self) -> list[str]:
         """Every user with at least one record."""

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tianma.bench import perf
 from tianma.bench.common import BenchContext
 
@@ -27,8 +29,11 @@ def test_smoke_run_and_section(tmp_path: Path) -> None:
     assert ingest["store"] == 0 and ingest["ratio"]["p50"] > 0
     assert ingest["ingest_events_per_s"]["p50"] > 0
     assert payload["rebuild"][0]["records"] >= 200
-    assert set(payload["met"]) == {"overhead_p95_10k", "ingest_ratio", "memory_tokens"}
+    assert set(payload["met"]) == {"overhead_p95_10k", "overhead_ratio", "ingest_ratio", "memory_tokens"}
     assert payload["met"]["overhead_p95_10k"] is None  # no 10k store in smoke mode
+    for size in payload["sizes"]:  # the overhead against the embedder's own query time, same run
+        assert size["embedder_query_ms"]["p50"] > 0
+        assert size["overhead_ratio"] == pytest.approx(size["overhead_ms"]["p95"] / size["embedder_query_ms"]["p50"], abs=0.01)
 
     written = Path(payload["file"])
     assert written.is_file() and json.loads(written.read_text(encoding="utf-8"))["benchmark"] == "perf"
