@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine, case, create_engine, event, func, make_url, null, or_, select, update
+from sqlalchemy import Engine, and_, case, create_engine, event, func, make_url, null, or_, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.sql.elements import ColumnElement
@@ -24,6 +24,10 @@ if TYPE_CHECKING:
 
 
 POSTGRES_HINT = "for PostgreSQL: pip install 'tianma[postgres]', and a postgresql+psycopg:// URL"
+
+
+STATEMENT_KEYS = ("statement.", "statement/")
+"""The key range of statement events: ``statement.`` ≤ key < ``statement/`` (``/`` follows ``.``)."""
 
 
 def new_id() -> str:
@@ -440,14 +444,15 @@ class SqlMemoryStore:
     def facts_with_keys(self, user_id: str) -> list[MemoryRecord]:
         """Active structured facts (facts with a key) of a user — not the keyed statement events,
         which grow with every message that states something."""
-        query = select(t.records).where(
-            t.records.c.user_id == user_id,
-            t.records.c.kind == "fact",
-            t.records.c.status == "active",
-            t.records.c.key.is_not(None),
-        )
+        r = t.records.c
+        found: list[MemoryRecord] = []
         with map_sql_errors(), self.tx.connect() as conn:
-            return [_to_record(row) for row in conn.execute(query)]
+            # two ranges of the key index around the statement keys: read only keyed facts, not every
+            # fact (``key IS NOT NULL`` lets SQLite, without statistics, pick the kind index)
+            for keys in (and_(r.key > "", r.key < STATEMENT_KEYS[0]), r.key >= STATEMENT_KEYS[1]):
+                query = select(t.records).where(r.user_id == user_id, keys, r.kind == "fact", r.status == "active")
+                found += [_to_record(row) for row in conn.execute(query)]
+        return found
 
     def has_other_users(self, user_id: str) -> bool:
         """Whether anyone but ``user_id`` has a record: two index probes, whatever the store's size
@@ -491,8 +496,8 @@ class SqlMemoryStore:
             select(t.records)
             .where(
                 r.user_id == user_id,
-                r.key >= "statement.",  # a range, not LIKE: SQLite's LIKE cannot use the (user, key) index
-                r.key < "statement/",
+                r.key >= STATEMENT_KEYS[0],  # a range, not LIKE: SQLite's LIKE cannot use the (user, key) index
+                r.key < STATEMENT_KEYS[1],
                 r.status == "active",
                 or_(r.valid_until.is_(None), r.valid_until > t.as_aware(at)),
                 r.at <= t.as_aware(at),
@@ -532,7 +537,7 @@ class SqlMemoryStore:
         while revised:
             rows = conn.execute(
                 select(r.id, r.data).where(
-                    r.user_id == user_id, r.key >= "statement.", r.key < "statement/", r.valid_until.is_not(None)
+                    r.user_id == user_id, r.key >= STATEMENT_KEYS[0], r.key < STATEMENT_KEYS[1], r.valid_until.is_not(None)
                 )
             ).all()
             chained = [x for x in rows if (x.data or {}).get("closed_by") in revised
