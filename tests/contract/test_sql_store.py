@@ -97,7 +97,7 @@ def test_hits_and_listing(store: SqlMemoryStore) -> None:
     assert got.hit_count == 2 and got.last_hit_at == T0 + timedelta(days=2)
     assert [r.id for r in store.list_records("u", "fact")] == [fact.id]
     store.add_events([NewEvent("u", "user", "以后先给结论", T0, "d1", key="statement.preference")])
-    assert [r.id for r in store.facts_with_keys("u")] == [fact.id]  # a keyed statement event is no fact
+    assert [r.id for r in store.facts_with_keys("u")] == [fact.id]  # a keyed statement event is not read
     assert store.list_records("other") == []
     assert store.get_many("other", [fact.id]) == {}
 

@@ -209,9 +209,9 @@ def verdicts(payload: dict[str, Any]) -> list[str]:
             else ""
         )
         + ". Besides embedding, each "
-        f"event costs {ing['non_embedding_ms_per_event']['p50']:.2f} ms (SQL row, jieba tokens for FTS5, "
-        "Qdrant upsert — Qdrant's local mode persists every point in its own SQLite commit, so this part "
-        "follows the disk's commit latency); embedding is "
+        f"event costs {ing['non_embedding_ms_per_event']['p50']:.2f} ms (SQL row and its commit, jieba "
+        "tokens for FTS5 and tags for the association graph, the vector outbox and the Qdrant Edge upsert); "
+        "embedding is "
         f"{100 * ing['embedding_share_of_ingest']['p50']:.0f} % of the ingest's wall time."
         + "".join(
             f" Into the {r['store']:,} store: {r['ratio']['p50']:.2f}× ({r['non_embedding_ms_per_event']['p50']:.2f} "

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 POSTGRES_HINT = "for PostgreSQL: pip install 'tianma[postgres]', and a postgresql+psycopg:// URL"
 
 
+KEYED_KINDS = ("fact", "preference", "experience")
+"""Learnt kinds a key can name (what :meth:`SqlMemoryStore.facts_with_keys` reads)."""
 STATEMENT_KEYS = ("statement.", "statement/")
 """The key range of statement events: ``statement.`` ≤ key < ``statement/`` (``/`` follows ``.``)."""
 
@@ -442,15 +444,16 @@ class SqlMemoryStore:
         return out
 
     def facts_with_keys(self, user_id: str) -> list[MemoryRecord]:
-        """Active structured facts (facts with a key) of a user — not the keyed statement events,
-        which grow with every message that states something."""
+        """Active learnt records with a key (structured facts, keyed preferences and experiences)
+        of a user — not the keyed statement events, which grow with every message that states
+        something."""
         r = t.records.c
         found: list[MemoryRecord] = []
         with map_sql_errors(), self.tx.connect() as conn:
             # two ranges of the key index around the statement keys: read only keyed facts, not every
             # fact (``key IS NOT NULL`` lets SQLite, without statistics, pick the kind index)
             for keys in (and_(r.key > "", r.key < STATEMENT_KEYS[0]), r.key >= STATEMENT_KEYS[1]):
-                query = select(t.records).where(r.user_id == user_id, keys, r.kind == "fact", r.status == "active")
+                query = select(t.records).where(r.user_id == user_id, keys, r.kind.in_(KEYED_KINDS), r.status == "active")
                 found += [_to_record(row) for row in conn.execute(query)]
         return found
 

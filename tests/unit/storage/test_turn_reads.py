@@ -1,5 +1,5 @@
 """What every turn reads from SQL must be an index range of the few rows it needs, whatever the
-store holds: the keyed facts (not every fact, not the keyed statement events) and whether any
+store holds: the keyed learnt records (not every fact, not the keyed statement events) and whether any
 other user exists (not a walk over this user's rows)."""
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ def store(tmp_path: Path) -> Iterator[SqlMemoryStore]:
                             for i in range(50)])  # fmt: skip
     for i in range(200):
         s.add_record("u", "fact", f"事实 {i}", Provenance(event_ids=(said[0].id,), source="test"), at=T0)
-    for key in ("pet.cat.name", "profile.city", "x"):
-        s.add_record("u", "fact", key, Provenance(event_ids=(said[0].id,), source="test"), key=key, at=T0)
+    for kind, key in (("fact", "pet.cat.name"), ("fact", "profile.city"), ("preference", "x"), ("signal", "y")):
+        s.add_record("u", kind, key, Provenance(event_ids=(said[0].id,), source="test"), key=key, at=T0)
     yield s
     s.close()
 
