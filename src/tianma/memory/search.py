@@ -116,7 +116,7 @@ def hybrid_search(
     query_text: str,
     query_vector: Vector,
     limit: int,
-    graph: bool = True,
+    graph: bool = False,
 ) -> list[Candidate]:
     """Candidates from the dense and keyword channels and the fact table, best first; with
     ``graph``, the association graph's walk from the best of them adds the records it reaches

@@ -78,6 +78,7 @@ def migrate_local_mode(
     finally:
         source.close()
         target.close()
+    shutil.rmtree(new, ignore_errors=True)  # not a shard (no edge_config.json): a create cut short
     os.replace(partial, new)
     shutil.rmtree(old)
     return copied

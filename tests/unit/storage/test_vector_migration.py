@@ -88,3 +88,12 @@ def test_an_old_folder_held_by_an_old_tianma_is_refused(tmp_path: Path) -> None:
 def test_nothing_to_move_is_nothing(tmp_path: Path) -> None:
     assert migrate_local_mode(tmp_path / "qdrant", tmp_path / "vectors", DIM, []) is None
     assert not (tmp_path / "vectors").exists()
+
+
+def test_a_target_folder_that_is_no_shard_is_replaced(tmp_path: Path) -> None:
+    old_home(tmp_path)
+    (tmp_path / "vectors" / "segments").mkdir(parents=True)  # a create cut short: no edge_config.json
+    assert migrate_local_mode(tmp_path / "qdrant", tmp_path / "vectors", DIM, ["alice", "鲍勃"]) == 1503
+    index = EdgeVectorIndex(tmp_path / "vectors", DIM)
+    assert index.count("alice") == 1500
+    index.close()
