@@ -71,23 +71,22 @@ class MoveProgress:
     moved into Qdrant Edge, its records tagged)."""
 
     def __init__(self) -> None:
-        self._bar: Progress | None = None
-        self._task: TaskID | None = None
+        self._shown: tuple[Progress, TaskID] | None = None
 
     def __call__(self, done: int, total: int) -> None:
-        if self._bar is None:
+        if self._shown is None:
             columns = (TextColumn("updating the data home / 正在升级数据目录"), BarColumn(),
                        MofNCompleteColumn(), TimeElapsedColumn())  # fmt: skip
-            self._bar = Progress(*columns, console=console)
-            self._bar.start()
-            self._task = self._bar.add_task("move", total=total)
-        assert self._task is not None
-        self._bar.update(self._task, completed=done, total=total)
+            bar = Progress(*columns, console=console)
+            bar.start()
+            self._shown = (bar, bar.add_task("update", total=total))
+        bar, task = self._shown
+        bar.update(task, completed=done, total=total)
 
     def close(self) -> None:
-        if self._bar is not None:
-            self._bar.stop()
-            self._bar = None
+        if self._shown is not None:
+            self._shown[0].stop()
+            self._shown = None
 
     def __enter__(self) -> MoveProgress:
         return self

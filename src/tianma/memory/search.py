@@ -149,11 +149,9 @@ def hybrid_search(
         lifts = associations.lifts(associations.walk(memory.tags, user_id, out))
         fresh = [rid for rid in lifts if rid not in records]
         _fill_dense(memory, user_id, query_vector, dense, fresh)
-        records.update(memory.store.get_many(user_id, fresh))
-        out = [
-            candidate(rid, record, lifts.get(rid, 0.0), reached=rid in fresh)
-            for rid, record in records.items() if is_indexed(record)
-        ]  # fmt: skip
+        walked_to = memory.store.get_many(user_id, fresh)
+        out = [candidate(c.record.id, c.record, lifts[c.record.id]) if c.record.id in lifts else c for c in out]
+        out += [candidate(rid, r, lifts[rid], reached=True) for rid, r in walked_to.items() if is_indexed(r)]
         out.sort(key=lambda c: c.relevance, reverse=True)
     return with_replies(memory, user_id, out)
 

@@ -129,27 +129,33 @@ class Memory:
         self.vectors.drop_all()
         self.keywords.clear()
         self.tags.clear()
-        todo = [r for r in self.store.list_records(None, kind=sorted(INDEXED_KINDS), status="active")]
-        todo = [r for r in todo if is_indexed(r)]
-        for start in range(0, len(todo), batch):
-            self.index(todo[start : start + batch])
-            if progress is not None:
-                progress(min(start + batch, len(todo)), len(todo))
-        return len(todo)
+        return self._each_indexable(batch, progress, self.index)
 
     def tag_backlog(self, batch: int = 512, progress: Callable[[int, int], None] | None = None) -> int:
         """Tag the records a store from before the association graph holds (once, after its
         schema moved on); how many were tagged."""
         if not self.tags.pending():
             return 0
+
+        def tag(records: Sequence[MemoryRecord]) -> None:
+            with self.store.tx.unit():
+                for user_id, group in groupby(records, key=lambda r: r.user_id):
+                    self.tags.upsert(user_id, [(r.id, tags_of(index_text(r))) for r in group])
+
+        done = self._each_indexable(batch, progress, tag)
+        self.tags.clear_pending()
+        return done
+
+    def _each_indexable(
+        self, batch: int, progress: Callable[[int, int], None] | None, apply: Callable[[Sequence[MemoryRecord]], None]
+    ) -> int:
+        """``apply`` to every record that belongs in the indexes, ``batch`` at a time, telling
+        ``progress``; how many there were."""
         todo = [r for r in self.store.list_records(None, kind=sorted(INDEXED_KINDS), status="active") if is_indexed(r)]
         for start in range(0, len(todo), batch):
-            with self.store.tx.unit():
-                for user_id, group in groupby(todo[start : start + batch], key=lambda r: r.user_id):
-                    self.tags.upsert(user_id, [(r.id, tags_of(index_text(r))) for r in group])
+            apply(todo[start : start + batch])
             if progress is not None:
                 progress(min(start + batch, len(todo)), len(todo))
-        self.tags.clear_pending()
         return len(todo)
 
     def record_events(self, events: Sequence[NewEvent], vectors: Matrix | None = None) -> list[MemoryRecord]:

@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy import Engine
 
-from tianma.errors import ConfigError
+from tianma.errors import BackendUnavailableError, ConfigError
 from tianma.storage.erase import Deleted
 from tianma.storage.records import Kind, MemoryRecord, NewEvent, Provenance, Status
 from tianma.storage.transactions import Transactions
@@ -19,6 +19,15 @@ Vector = npt.NDArray[np.float32]
 """A 1-D float32 embedding, L2-normalised."""
 Matrix = npt.NDArray[np.float32]
 """Row-stacked embeddings, each L2-normalised."""
+
+
+def index_in_use(path: object, detail: str = "") -> BackendUnavailableError:
+    """The error for a vector index folder another process holds (one process per folder)."""
+    return BackendUnavailableError(
+        f"vector index {path} is in use by another tianma process: stop it first (a running "
+        "`tianma serve` that answers is used by the CLI instead) / 向量索引正被另一个 tianma 进程"
+        f"占用，请先停止它{f' ({detail})' if detail else ''}"
+    )
 
 
 def check_dimension(dim: int, vectors: Matrix) -> None:

@@ -19,7 +19,7 @@ from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
 from tianma.errors import BackendUnavailableError, ConfigError
-from tianma.storage.protocols import Matrix, Vector, check_dimension
+from tianma.storage.protocols import Matrix, Vector, check_dimension, index_in_use
 
 _BATCH = 1024
 
@@ -89,11 +89,7 @@ class QdrantVectorIndex:
             else:
                 client = QdrantClient(location=":memory:")
         except RuntimeError as exc:  # local mode: "already accessed by another instance"
-            raise BackendUnavailableError(
-                f"vector index {path} is in use by another tianma process: stop it first (a running "
-                "`tianma serve` that answers is used by the CLI instead) / 向量索引正被另一个 tianma 进程"
-                f"占用，请先停止它 ({exc})"
-            ) from exc
+            raise index_in_use(path, str(exc)) from exc
         except (ResponseHandlingException, UnexpectedResponse) as exc:
             raise BackendUnavailableError(f"Qdrant server {url} unreachable: {exc}") from exc
         return cls(client, dim=dim, prefix=prefix)

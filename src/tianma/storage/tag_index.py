@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from sqlalchemy import bindparam, delete, select, update
 
 from tianma.storage import schema as t
+from tianma.storage.sql_store import chunks
 from tianma.storage.transactions import Transactions
 
 _CHUNK = 500
@@ -34,7 +35,7 @@ class TagIndex:
             for rid, tags in items for tag in dict.fromkeys(x[:TAG_CHARS] for x in tags)
         ]  # fmt: skip
         with self._tx.begin() as conn:
-            for chunk in _chunks([rid for rid, _ in items]):
+            for chunk in chunks([rid for rid, _ in items], _CHUNK):
                 conn.execute(delete(t.record_tags).where(t.record_tags.c.record_id.in_(chunk)))
             if rows:
                 conn.execute(t.record_tags.insert(), rows)
@@ -47,7 +48,7 @@ class TagIndex:
     def delete(self, record_ids: Sequence[str]) -> None:
         """Remove records' links."""
         with self._tx.begin() as conn:
-            for chunk in _chunks(record_ids):
+            for chunk in chunks(record_ids, _CHUNK):
                 conn.execute(delete(t.record_tags).where(t.record_tags.c.record_id.in_(chunk)))
 
     def drop_user(self, user_id: str) -> None:
@@ -74,7 +75,7 @@ class TagIndex:
         c = t.record_tags.c
         out: dict[str, list[str]] = {}
         with self._tx.connect() as conn:
-            for chunk in _chunks(record_ids):
+            for chunk in chunks(record_ids, _CHUNK):
                 query = select(c.record_id, c.tag).where(c.user_id == user_id, c.record_id.in_(chunk))
                 for rid, tag in conn.execute(query):
                     out.setdefault(rid, []).append(tag)
@@ -89,8 +90,3 @@ class TagIndex:
                 query = select(c.record_id).where(c.user_id == user_id, c.tag == tag).limit(limit)
                 out[tag] = [rid for (rid,) in conn.execute(query)]
         return out
-
-
-def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
-    for start in range(0, len(items), _CHUNK):
-        yield items[start : start + _CHUNK]
