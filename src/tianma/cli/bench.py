@@ -81,6 +81,20 @@ _dataset_command(
 )
 
 
+@bench_app.command("keyword")
+def keyword(
+    data: Path | None = DataOption,
+    out: Path = OutOption,
+    smoke: bool = SmokeOption,
+    full: bool = FullOption,
+    quiet: bool = QuietOption,
+) -> None:
+    """Keyword channel (issue #15): SQLite FTS5 vs Qdrant Edge sparse vectors — LoCoMo recall, latency, size."""
+    from tianma.bench import keyword as bench
+
+    bench.run(context(data, out, smoke, full, quiet))
+
+
 @bench_app.command("learning")
 def learning(
     scenarios: Path | None = ScenariosOption,
