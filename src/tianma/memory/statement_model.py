@@ -31,6 +31,10 @@ Label = Literal["statement", "mood", "other"]
 LABELS: tuple[Label, ...] = ("statement", "mood", "other")
 CONFIDENT = 0.8
 """Probability from which the model's label is taken."""
+SURE = 0.95
+"""Probability of ``other`` from which the model overrules the rules' weakest reason to take a
+message as a statement (a terse assertion with no cue): a wrong veto loses a wish, so only when
+all but sure."""
 _DATA = Path(__file__).parents[1] / "policies" / "data"
 _EXAMPLES = _DATA / "statement_examples.jsonl"
 _STEPS, _RATE, _L2 = 400, 0.5, 1e-3
@@ -48,6 +52,10 @@ class StatementModel:
         p = np.exp(logits - logits.max())
         p /= p.sum()
         return {label: float(x) for label, x in zip(LABELS, p, strict=True)}
+
+    def sure_other(self, vector: np.ndarray) -> bool:
+        """The model is all but sure (:data:`SURE`) the message states nothing about the user."""
+        return self.probabilities(vector)["other"] >= SURE
 
     def label(self, vector: np.ndarray) -> Label | None:
         """The label the model is confident of, or None."""

@@ -54,14 +54,21 @@ NEAREST_MARGIN = 0.15
 statement it is nearest to, not everything in its neighbourhood."""
 
 
-def statement_fields(text: str, at: datetime, zone: tzinfo, passing: bool = False) -> dict[str, Any]:
+def statement_fields(
+    text: str, at: datetime, zone: tzinfo, passing: bool = False, other: bool = False
+) -> dict[str, Any]:
     """Key, validity and classification for the event of ``text`` (empty when it states nothing).
 
     ``passing``: the statement model (:mod:`tianma.memory.statement_model`) is confident the
     message is a passing state; then a statement that does not say it lasts holds for the day
     (“Back's killing me after the gym, nothing active” has no time word the rules know).
+    ``other``: the model is all but sure (:data:`~tianma.memory.statement_model.SURE`) the
+    message states nothing about the user; then a message the rules took only as a terse
+    assertion (``StatementCue.loose``: “complete this series: a_A b_B”) is not a statement.
     """
     cue = classify_statement(text)
+    if cue is not None and cue.loose and other:
+        return {}
     if passing and not says_it_lasts(text):
         if cue is None:
             cue = StatementCue("mood", "day", False, False)

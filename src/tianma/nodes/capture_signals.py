@@ -82,9 +82,11 @@ def capture_signals(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     deps = runtime.context
     passage = state.get("passage_vector")  # embedded by retrieve, alongside the query
     model = statement_model(deps.memory.embedder) if passage else None  # trained outside the lock
-    passing = model is not None and model.label(np.asarray(passage, dtype=np.float32)) == "mood"
+    vector = None if passage is None else np.asarray(passage, dtype=np.float32)
+    passing = model is not None and vector is not None and model.label(vector) == "mood"
+    other = model is not None and vector is not None and model.sure_other(vector)
     with deps.lock, deps.memory.store.tx.unit():  # the turn's writes: one transaction, all or nothing
-        update = _record(state, deps, passing)
+        update = _record(state, deps, passing, other)
     folded = _fold(state, deps)
     if folded:  # the window keeps the redacted message (set by _record) and loses the folded turns
         messages = [*update.get("messages", []), *folded.pop("messages")]
@@ -120,14 +122,14 @@ def stored_reply(reply: str | None, deps: Deps) -> str | None:
     return None if reply is None else storable(reply, deps.settings.guardrails.pii_redaction)[0]
 
 
-def _record(state: TurnState, deps: Deps, passing: bool) -> TurnUpdate:
+def _record(state: TurnState, deps: Deps, passing: bool, other: bool) -> TurnUpdate:
     regenerated = deps.client.regenerates if deps.client is not None else None
     if regenerated and deps.memory.store.get_many(state["user_id"], [regenerated]):  # not forgotten since
         return _record_regeneration(state, deps, regenerated)
     at, user_id = state["at"], state["user_id"]
     text, pii = storable(state["message"], deps.settings.guardrails.pii_redaction)
     passage = state.get("passage_vector")
-    stated = statement_fields(text, at, deps.settings.zone, passing)
+    stated = statement_fields(text, at, deps.settings.zone, passing, other)
     refused = may_stand_as_stated(text, deps.constitution) if stated else None
     if refused:  # kept in the log as a plain message, never resident as the user's wish
         stated = {}

