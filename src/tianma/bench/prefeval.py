@@ -31,6 +31,7 @@ import numpy as np
 from rich.progress import Progress
 from rich.table import Table
 
+from tianma.bench import prefeval_turns
 from tianma.bench.common import (
     BenchContext,
     console,
@@ -280,9 +281,15 @@ def run(ctx: BenchContext) -> dict[str, Any]:
         )
     payload["seconds"] = round(time.perf_counter() - started, 1)
     embedder.save()
+    started = time.perf_counter()
+    with progress_bar(ctx.show_progress) as bar:
+        payload["turn_path"] = prefeval_turns.run(embedder, items, pairs, ctx.mode, token_counter()[1], bar)
+    payload["turn_path"]["seconds"] = round(time.perf_counter() - started, 1)
+    embedder.save()
     payload["anchors"] = ANCHORS
     payload["target"] = {TARGET_KEY: TARGET}
     console.print(headline(payload))
+    console.print(prefeval_turns.table(payload["turn_path"]))
     payload["file"] = str(write_json(ctx.result_path("prefeval"), payload))
     return payload
 
@@ -357,6 +364,8 @@ def section(payload: dict[str, Any], plots: Path) -> str:
             "¹ stopped by its time budget per N (a peer that ingests slowly): fewer items, see n in the JSON.",
         ]
     lines += ["", verdict(payload)]
+    if "turn_path" in payload:
+        lines += prefeval_turns.section(payload["turn_path"])
     lines += ["", f"![PrefEval hit@5 vs N]({plot(payload, plots).relative_to(plots.parent).as_posix()})", ""]
     return "\n".join(lines)
 

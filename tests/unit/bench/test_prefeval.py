@@ -104,3 +104,11 @@ def test_smoke_run_payload_json_and_section(tmp_path: Path) -> None:
     assert all(f"| {name}" in md for name in names)
     assert (ctx.plots / "prefeval.png").stat().st_size > 0
     assert (ctx.cache / "prefeval-e5.npz").is_file()
+    turns = payload["turn_path"]
+    assert turns["counts"] == [0, 3] and turns["items"] == dict.fromkeys(FORMS, 1)
+    stated = turns["results"]["3"]["explicit"]  # "I am allergic to peanuts, so never suggest …"
+    assert stated["carried"] == 1.0 and stated["via_resident"] == 1.0  # a statement: in every prompt
+    assert stated["relevant_share"] is not None and 0 < stated["relevant_share"] <= 1
+    assert stated["tokens"] > 0 and stated["current_statements"] >= 1
+    assert all(r["user_turns"] >= 3 for r in turns["rows"] if r["N"] == 3)  # the distractors were turns
+    assert "Turn path: target" in md and "| 3 | explicit | 1 |" in md
