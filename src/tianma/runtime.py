@@ -414,19 +414,32 @@ class Runtime:
 
     # -- memory ---------------------------------------------------------------------------
 
-    def search(self, user_id: str, query: str, k: int = 5, at: datetime | None = None) -> list[ScoredMemory]:
-        """Retrieval only (no LLM, no hit counting): the same search and scoring as a turn."""
+    def search(
+        self, user_id: str, query: str, k: int = 5, at: datetime | None = None, *, min_relevance: float = 0.0
+    ) -> list[ScoredMemory]:
+        """Retrieval only (no LLM, no hit counting): the same search and scoring as a turn.
+
+        Returns the ``k`` best with their scores, however weak the match, as a search box
+        should. A turn injects only what reaches ``retrieval.min_relevance`` (a prompt is better
+        without an unrelated memory); pass that as ``min_relevance`` to see what a turn would.
+
+        Raises:
+            InvalidInputError: empty user id or query, ``k`` < 1, ``min_relevance`` outside [0, 1].
+        """
         _require(user_id, "user_id")
         _require(query, "query")
         if k < 1:
             raise InvalidInputError("k must be at least 1")
+        if not 0.0 <= min_relevance <= 1.0:
+            raise InvalidInputError(f"min_relevance must be between 0 and 1, got {min_relevance}")
         with self._lock:
             vector = self.memory.embedder.embed_query(query)
             limit = max(self.settings.retrieval.candidates, 3 * k)
             found = hybrid_search(
                 self.memory, self._anchors, user_id, query, vector, limit, self.settings.retrieval.graph
             )
-        return rerank(found, as_aware(at), self._policy, limit=k)
+        policy = dataclasses.replace(self._policy, min_relevance=min_relevance)
+        return rerank(found, as_aware(at), policy, limit=k)
 
     def ingest(
         self,

@@ -104,6 +104,17 @@ def test_search_is_retrieval_only(make_runtime: RuntimeFactory) -> None:
         rt.search("u", "  ")
 
 
+def test_search_returns_the_k_best_however_weak_and_a_floor_on_request(make_runtime: RuntimeFactory) -> None:
+    rt = make_runtime()
+    when = datetime(2026, 3, 2, tzinfo=UTC)
+    ids = rt.ingest("u", [{"role": "user", "text": "I am allergic to peanuts.", "at": when, "dialogue_id": "d"}])
+    question = "Which snacks should I bring to the party?"  # no shared word, e5 under its noise floor
+    assert [h.id for h in rt.search("u", question, k=5)] == ids  # a search box shows what there is
+    assert rt.search("u", question, k=5, min_relevance=0.15) == []  # what a turn would inject
+    with pytest.raises(InvalidInputError):
+        rt.search("u", question, min_relevance=1.5)
+
+
 def test_ingest_is_batched_idempotent_and_validated(make_runtime: RuntimeFactory) -> None:
     rt = make_runtime()
     events = [
