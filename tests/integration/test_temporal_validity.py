@@ -147,3 +147,20 @@ def test_an_older_message_beside_a_newer_statement_of_its_subject_is_left_out(ma
     assert new.event_id in shown_as_current(turn) and old.event_id not in shown_as_current(turn)
     before = rt.chat("u", "周末想看部电影，推荐一部恐怖片", dialogue_id="d", at=day(2))  # before the new wish
     assert old.event_id in shown_as_current(before)
+
+
+def test_with_more_statements_than_fit_the_one_this_message_is_about_is_resident(
+    make_runtime: RuntimeFactory,
+) -> None:
+    rt = make_runtime(chat_model=ScriptedChatModel(responder=broken))
+    peanuts = rt.chat("u", "I am allergic to peanuts.", dialogue_id="a", at=day(0))
+    later = [  # newer statements about other things, more than the resident block holds
+        "I live in Leeds.", "I drive a small electric car.", "I work night shifts at a hospital.",
+        "I have two cats.", "I play the cello in an orchestra.", "I'm learning Japanese.",
+        "I run marathons.", "I use Linux at home.", "I grow tomatoes on my balcony.",
+    ]  # fmt: skip
+    for i, text in enumerate(later):
+        rt.chat("u", text, dialogue_id=f"b{i}", at=day(1, i))
+    turn = rt.chat("u", "Which snacks should I bring to the party?", dialogue_id="c", at=day(2))
+    assert len(turn.resident) == 8  # the block is full: something had to be left out
+    assert peanuts.event_id in {r.id for r in turn.resident}  # not the oldest one dropped

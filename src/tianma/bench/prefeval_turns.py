@@ -16,7 +16,7 @@ carried, the share of them that trace back to a gold turn (the rest is distracto
 cl100k tokens of their text; plus how many of the user's messages stood as current statements.
 
 A turn costs ~40 ms here (embeddings cached), so N = 300 is ~12 s an item: the sample is
-smaller than the search benchmark's (:data:`PER_TOPIC`).
+smaller than the search benchmark's (:data:`PER_TOPIC`: one item per topic and form, 60 in all).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from tianma.storage.protocols import Embedder
 from tianma.turn import InjectedMemory, Turn
 
 COUNTS = {"smoke": (0, 5), "quick": (0, 300), "full": (0, 300)}
-PER_TOPIC = {"smoke": 1, "quick": 1, "full": 2}
+PER_TOPIC = {"smoke": 1, "quick": 1, "full": 1}
 """Items per topic per form (smoke: the first topic only)."""
 CHUNK = 10
 """Items per runtime (a fresh data home every CHUNK items; every item is its own user)."""
@@ -130,6 +130,8 @@ def judge(
         "tokens": sum(count(m.content) for m in (*injected, *resident)),
         "statements": len(statements),
         "current_statements": sum(1 for r in statements if r.is_valid_at(at)),
+        "gold_stated": any(r.id in gold for r in statements),
+        "gold_current": any(r.id in gold and r.is_valid_at(at) for r in statements),
     }
 
 
@@ -192,6 +194,8 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
                 "relevant_share": round(sum(r["relevant_items"] for r in chosen) / items, 4) if items else None,
                 "tokens": _mean(chosen, "tokens"),
                 "current_statements": _mean(chosen, "current_statements"),
+                "gold_stated": _mean(chosen, "gold_stated"),
+                "gold_current": _mean(chosen, "gold_current"),
                 "learning_calls_per_100": round(
                     100 * sum(r["learning_calls"] for r in chosen) / max(1, sum(r["user_turns"] for r in chosen)), 2
                 ),
@@ -241,7 +245,10 @@ def verdict(arm: dict[str, Any]) -> str:
     return f"{head}: {'missed' if short else 'met'} ({scores})."
 
 
-_COLUMNS = ("N", "form", "n", "carried", "via injected", "via resident", "items", "relevant", "tokens", "statements")
+_COLUMNS = (
+    "N", "form", "n", "carried", "via injected", "via resident", "items", "relevant", "tokens", "statements",
+    "gold stated", "gold current",
+)  # fmt: skip
 
 
 def _cells(n: str, form: str, r: dict[str, Any]) -> list[str]:
@@ -249,6 +256,7 @@ def _cells(n: str, form: str, r: dict[str, Any]) -> list[str]:
     return [
         n, form, str(r["n"]), f"{r['carried']:.3f}", f"{r['via_injected']:.3f}", f"{r['via_resident']:.3f}",
         f"{r['items']:.1f}", share, f"{r['tokens']:.0f}", f"{r['current_statements']:.1f}",
+        f"{r['gold_stated']:.2f}", f"{r['gold_current']:.2f}",
     ]  # fmt: skip
 
 
@@ -275,7 +283,8 @@ def section(arm: dict[str, Any]) -> list[str]:
         "gold turn in the prompt, injected or resident (by provenance); *items*: what it carried; "
         "*relevant*: the share of those items that trace back to a gold turn (the rest is distractor "
         "talk); *tokens*: cl100k tokens of their text; *statements*: the user's messages standing as "
-        "current statements when the question is asked.",
+        "current statements when the question is asked; *gold stated / current*: a gold turn was "
+        "taken as a statement / is still a current one then (not closed by a later message).",
         "",
         "| " + " | ".join(_COLUMNS) + " |",
         "|---|---|" + "---:|" * (len(_COLUMNS) - 2),

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, tzinfo
 from typing import Any
 
@@ -277,14 +277,18 @@ def resident_profile(
     background: np.ndarray,
     limit: int = MAX_RESIDENT,
     mark: bool = False,
+    closeness: Callable[[np.ndarray], float] | None = None,
 ) -> list[dict[str, Any]]:
     """What the prompt carries on every turn: the learnt preferences that still hold, then the
     user's current statements that no learnt record already stands for.
 
     With ``mark``, an older lasting statement that a newer one is probably about
     (:data:`MARK_SUBJECT`) carries ``superseded_by`` and is shown marked. Beyond ``limit``, marked statements go first, then
-    come statements about how to answer, those most relevant to this message (``relevance``
-    from the turn's search) and the newest.
+    come statements about how to answer, those most relevant to this message and the newest.
+    Relevance is the turn search's (``relevance``), then ``closeness`` of the statement's vector
+    to this message (e5's similarity, before the search's noise floor, which leaves a related
+    statement that shares no word with the message at 0): a user whose chats left many
+    statements keeps the one this message is about, not the newest.
     """
     store = memory.store
     ids = {e for p in learnt for e in p.get("source_event_ids", ())}
@@ -294,7 +298,11 @@ def resident_profile(
     covered = {e for p in kept for e in p.get("source_event_ids", ())}
     fresh = [s for s in statements if s.id not in covered]
     marks = _marks(memory, user_id, fresh, background) if mark else {}
-    fresh.sort(key=lambda s: (s.id in marks, not _style(s), -relevance.get(s.id, 0.0), -(s.at or at).timestamp()))
+    near: dict[str, float] = {}
+    if closeness is not None and len(kept) + len(fresh) > limit:
+        near = {i: closeness(v) for i, v in memory.vectors.get_vectors(user_id, [st.id for st in fresh]).items()}
+    fresh.sort(key=lambda s: (s.id in marks, not _style(s), -relevance.get(s.id, 0.0), -near.get(s.id, 0.0),
+                              -(s.at or at).timestamp()))  # fmt: skip
     rows = []
     for s in fresh:
         row = {"id": s.id, "kind": "event", "content": s.content, "confidence": 1.0, "at": s.at,

@@ -53,6 +53,7 @@ def retrieve(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
         deps.memory, user_id, at, state.get("preferences", []), {c.record.id: c.relevance for c in found},
         deps.anchors.statement_background(), deps.settings.retrieval.max_resident,
         deps.settings.retrieval.mark_superseded,
+        lambda v: float(np.asarray(v) @ query_vector),
     )
     resident = {p["id"] for p in profile}  # already in every prompt
     window_only = not state.get("summary")  # the whole dialogue is still in the window
