@@ -31,7 +31,7 @@ from typing import Literal
 
 import qdrant_edge as qe
 
-from tianma.storage.edge_index import NEVER_INDEX_KB, USER_FIELD, _map_errors
+from tianma.storage.edge_index import NEVER_INDEX_KB, USER_FIELD, _map_errors, open_shard
 from tianma.text.tokenize import tokenize
 
 VECTOR = "keywords"
@@ -85,15 +85,7 @@ class SparseKeywordIndex:
         )
 
     def _open(self) -> qe.EdgeShard:
-        with _map_errors(self._path):
-            if (self._path / "edge_config.json").is_file():
-                return qe.EdgeShard.load(str(self._path), self._config())
-            self._path.mkdir(parents=True, exist_ok=True)
-            shard = qe.EdgeShard.create(str(self._path), self._config())
-            shard.update(
-                qe.UpdateOperation.create_field_index(USER_FIELD, qe.KeywordIndexParams(is_tenant=True))
-            )
-            return shard
+        return open_shard(self._path, self._config())
 
     def document(self, text: str) -> qe.SparseVector:
         """The sparse vector stored for ``text``."""

@@ -48,6 +48,7 @@ from tianma.bench.prefeval_data import (
     Item,
     Pair,
     build_docs,
+    by_count_and_form,
     frozen_at,
     load_distractors,
     load_items,
@@ -182,25 +183,19 @@ def summarise(rows: Sequence[dict[str, Any]], base: dict[tuple[int, str], float]
     """Per N and form: hit@5, hit@10, n, tokens@5, latency, hit@5 ÷ tianma's on the same items,
     and ``empty``, the share of questions for which the system returned nothing at all."""
     out: dict[str, Any] = {}
-    for n in sorted({r["N"] for r in rows}):
-        part: dict[str, Any] = {}
-        for form in FORMS:
-            chosen = [r for r in rows if r["N"] == n and r["form"] == form]
-            if not chosen:
-                continue
-            hit5 = float(np.mean([r["hit@5"] for r in chosen]))
-            ref = [base[(n, r["item"])] for r in chosen if (n, r["item"]) in base]
-            ref_mean = float(np.mean(ref)) if len(ref) == len(chosen) else 0.0
-            part[form] = {
-                "n": len(chosen),
-                "hit@5": round(hit5, 4),
-                "hit@10": round(float(np.mean([r["hit@10"] for r in chosen])), 4),
-                "tokens@5": round(float(np.mean([r["tokens@5"] for r in chosen])), 1),
-                "empty": round(float(np.mean([r["returned"] == 0 for r in chosen])), 4),
-                "latency_ms": describe([r["latency_ms"] for r in chosen]),
-                "hit@5 ÷ tianma": round(hit5 / ref_mean, 3) if ref_mean > 0 else None,
-            }
-        out[str(n)] = part
+    for n, form, chosen in by_count_and_form(rows):
+        hit5 = float(np.mean([r["hit@5"] for r in chosen]))
+        ref = [base[(n, r["item"])] for r in chosen if (n, r["item"]) in base]
+        ref_mean = float(np.mean(ref)) if len(ref) == len(chosen) else 0.0
+        out.setdefault(str(n), {})[form] = {
+            "n": len(chosen),
+            "hit@5": round(hit5, 4),
+            "hit@10": round(float(np.mean([r["hit@10"] for r in chosen])), 4),
+            "tokens@5": round(float(np.mean([r["tokens@5"] for r in chosen])), 1),
+            "empty": round(float(np.mean([r["returned"] == 0 for r in chosen])), 4),
+            "latency_ms": describe([r["latency_ms"] for r in chosen]),
+            "hit@5 ÷ tianma": round(hit5 / ref_mean, 3) if ref_mean > 0 else None,
+        }
     return out
 
 

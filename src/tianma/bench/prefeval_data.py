@@ -12,7 +12,7 @@ The data's licence is non-commercial: it is read from the eval-data folder, neve
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -228,3 +228,13 @@ def load_distractors(root: Path) -> tuple[Pair, ...]:
     if not pairs:
         raise InvalidInputError(f"{path}: no user/assistant pair / 没有可用的对话")
     return tuple(pairs)
+
+
+def by_count_and_form(rows: Sequence[dict[str, Any]]) -> Iterator[tuple[int, str, list[dict[str, Any]]]]:
+    """Result rows grouped by distractor count ``N`` (ascending) and form (in :data:`FORMS` order),
+    empty groups left out."""
+    for n in sorted({r["N"] for r in rows}):
+        for form in FORMS:
+            chosen = [r for r in rows if r["N"] == n and r["form"] == form]
+            if chosen:
+                yield n, form, chosen

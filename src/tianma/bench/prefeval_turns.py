@@ -35,7 +35,7 @@ from rich.table import Table
 
 from tianma.bench.learning import BROKEN_JSON
 from tianma.bench.learning_curves import purpose
-from tianma.bench.prefeval_data import FORMS, Item, Pair, build_docs, frozen_at
+from tianma.bench.prefeval_data import FORMS, Item, Pair, build_docs, by_count_and_form, frozen_at
 from tianma.bench.systems import Doc, scratch_dir
 from tianma.memory.statements import STATEMENT_PREFIX
 from tianma.storage.protocols import Embedder
@@ -178,29 +178,23 @@ def run_items(
 def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per N and form: carried share, by which channel, items, relevant share, tokens."""
     out: dict[str, dict[str, Any]] = {}
-    for n in sorted({r["N"] for r in rows}):
-        part: dict[str, Any] = {}
-        for form in FORMS:
-            chosen = [r for r in rows if r["N"] == n and r["form"] == form]
-            if not chosen:
-                continue
-            items = sum(r["items"] for r in chosen)
-            part[form] = {
-                "n": len(chosen),
-                "carried": _mean(chosen, "carried"),
-                "via_injected": _mean(chosen, "via_injected"),
-                "via_resident": _mean(chosen, "via_resident"),
-                "items": _mean(chosen, "items"),
-                "relevant_share": round(sum(r["relevant_items"] for r in chosen) / items, 4) if items else None,
-                "tokens": _mean(chosen, "tokens"),
-                "current_statements": _mean(chosen, "current_statements"),
-                "gold_stated": _mean(chosen, "gold_stated"),
-                "gold_current": _mean(chosen, "gold_current"),
-                "learning_calls_per_100": round(
-                    100 * sum(r["learning_calls"] for r in chosen) / max(1, sum(r["user_turns"] for r in chosen)), 2
-                ),
-            }
-        out[str(n)] = part
+    for n, form, chosen in by_count_and_form(rows):
+        items = sum(r["items"] for r in chosen)
+        out.setdefault(str(n), {})[form] = {
+            "n": len(chosen),
+            "carried": _mean(chosen, "carried"),
+            "via_injected": _mean(chosen, "via_injected"),
+            "via_resident": _mean(chosen, "via_resident"),
+            "items": _mean(chosen, "items"),
+            "relevant_share": round(sum(r["relevant_items"] for r in chosen) / items, 4) if items else None,
+            "tokens": _mean(chosen, "tokens"),
+            "current_statements": _mean(chosen, "current_statements"),
+            "gold_stated": _mean(chosen, "gold_stated"),
+            "gold_current": _mean(chosen, "gold_current"),
+            "learning_calls_per_100": round(
+                100 * sum(r["learning_calls"] for r in chosen) / max(1, sum(r["user_turns"] for r in chosen)), 2
+            ),
+        }
     return out
 
 

@@ -49,8 +49,9 @@ def context(data: Path | None, out: Path, smoke: bool, full: bool, quiet: bool) 
     return BenchContext(data=find_data(data), out=out, mode=mode, show_progress=not quiet)
 
 
-def _dataset_command(name: str, summary: str) -> None:
-    """Register ``tianma bench <name>`` with the shared options (one body for every benchmark)."""
+def _dataset_command(name: str, summary: str, module: str | None = None) -> None:
+    """Register ``tianma bench <name>`` with the shared options (one body for every benchmark);
+    ``module``: for a benchmark that is not part of ``tianma bench all``."""
 
     def command(
         data: Path | None = DataOption,
@@ -59,9 +60,12 @@ def _dataset_command(name: str, summary: str) -> None:
         full: bool = FullOption,
         quiet: bool = QuietOption,
     ) -> None:
+        import importlib
+
         from tianma.bench import report
 
-        report.module(name).run(context(data, out, smoke, full, quiet))
+        bench = importlib.import_module(module) if module else report.module(name)
+        bench.run(context(data, out, smoke, full, quiet))
 
     command.__doc__ = summary
     bench_app.command(name)(command)
@@ -81,18 +85,11 @@ _dataset_command(
 )
 
 
-@bench_app.command("keyword")
-def keyword(
-    data: Path | None = DataOption,
-    out: Path = OutOption,
-    smoke: bool = SmokeOption,
-    full: bool = FullOption,
-    quiet: bool = QuietOption,
-) -> None:
-    """Keyword channel (issue #15): SQLite FTS5 vs Qdrant Edge sparse vectors — LoCoMo recall, latency, size."""
-    from tianma.bench import keyword as bench
-
-    bench.run(context(data, out, smoke, full, quiet))
+_dataset_command(
+    "keyword",
+    "Keyword channel (issue #15): SQLite FTS5 vs Qdrant Edge sparse vectors — LoCoMo recall, latency, size.",
+    module="tianma.bench.keyword",
+)
 
 
 @bench_app.command("learning")

@@ -64,6 +64,17 @@ def _of_user(user_id: str, ids: Sequence[str] | None = None) -> qe.Filter:
     return qe.Filter(must=[owner, qe.HasIdCondition({uuid.UUID(i) for i in ids})])
 
 
+def open_shard(path: Path, config: qe.EdgeConfig) -> qe.EdgeShard:
+    """Load the shard at ``path``, or create it with its tenant ``user_id`` payload index."""
+    with _map_errors(path):
+        if (path / "edge_config.json").is_file():
+            return qe.EdgeShard.load(str(path), config)
+        path.mkdir(parents=True, exist_ok=True)
+        shard = qe.EdgeShard.create(str(path), config)
+        shard.update(qe.UpdateOperation.create_field_index(USER_FIELD, qe.KeywordIndexParams(is_tenant=True)))
+        return shard
+
+
 class EdgeVectorIndex:
     """A :class:`~tianma.storage.protocols.VectorIndex` in one Qdrant Edge shard at ``path``."""
 
@@ -85,13 +96,7 @@ class EdgeVectorIndex:
         )
 
     def _open(self) -> qe.EdgeShard:
-        with _map_errors(self._path):
-            if (self._path / "edge_config.json").is_file():
-                return qe.EdgeShard.load(str(self._path), self._config())
-            self._path.mkdir(parents=True, exist_ok=True)
-            shard = qe.EdgeShard.create(str(self._path), self._config())
-            shard.update(qe.UpdateOperation.create_field_index(USER_FIELD, qe.KeywordIndexParams(is_tenant=True)))
-            return shard
+        return open_shard(self._path, self._config())
 
     def upsert(self, user_id: str, ids: Sequence[str], vectors: Matrix) -> None:
         if not ids:
