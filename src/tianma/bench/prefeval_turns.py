@@ -226,17 +226,32 @@ def run(
 
 
 def verdict(arm: dict[str, Any]) -> str:
-    """One sentence on the turn path against its target at the longest N."""
-    longest = str(max(arm["counts"]))
-    got = {f: v["carried"] for f, v in arm["results"].get(longest, {}).items()}
+    """One sentence on the turn path against its target at the longest N, and why the misses
+    were missed, read off the rows: the preference never taken as a statement (only the search
+    could find it), taken but closed by a later message, or current but not in the prompt."""
+    longest = max(arm["counts"])
+    got = {f: v["carried"] for f, v in arm["results"].get(str(longest), {}).items()}
     if not got:
         return "The turn path has no result."
     scores = ", ".join(f"{f} {v:.3f}" for f, v in got.items())
     head = f"Turn path: target ≥ {TARGET} carried in each form at N = {TARGET_N}" + (
-        "" if longest == str(TARGET_N) else f" (this run's longest N is {longest})"
+        "" if longest == TARGET_N else f" (this run's longest N is {longest})"
     )
-    short = [f for f, v in got.items() if v < TARGET]
-    return f"{head}: {'missed' if short else 'met'} ({scores})."
+    if all(v >= TARGET for v in got.values()):
+        return f"{head}: met ({scores})."
+    missed = [r for r in arm["rows"] if r["N"] == longest and not r["carried"]]
+    never = sum(not r["gold_stated"] for r in missed)
+    closed = sum(r["gold_stated"] and not r["gold_current"] for r in missed)
+    crowded = sum(bool(r["gold_current"]) for r in missed)
+    standing = np.mean([r["current_statements"] for r in missed]) if missed else 0.0
+    return (
+        f"{head}: missed ({scores}). Of the {len(missed)} questions missed there, the preference was "
+        f"never taken as a statement in {never} (an implicit preference: only the search can find it, "
+        f"among {2 * longest} distractor messages), taken but closed by a later message in {closed}, "
+        f"and current but left out of the prompt in {crowded} (there, {standing:.0f} messages stood as "
+        "current statements on average — distractor messages still taken for statements — and outranked "
+        "it for the resident places)."
+    )
 
 
 _COLUMNS = (

@@ -112,3 +112,20 @@ def test_smoke_run_payload_json_and_section(tmp_path: Path) -> None:
     assert stated["tokens"] > 0 and stated["current_statements"] >= 1
     assert all(r["user_turns"] >= 3 for r in turns["rows"] if r["N"] == 3)  # the distractors were turns
     assert "Turn path: target" in md and "| 3 | explicit | 1 |" in md
+
+
+def test_the_turn_path_verdict_says_why_the_misses_were_missed() -> None:
+    from tianma.bench import prefeval_turns
+
+    def row(carried: bool, stated: bool, current: bool) -> dict[str, object]:
+        return {"N": 300, "form": "explicit", "carried": carried, "gold_stated": stated, "gold_current": current,
+                "current_statements": 20}  # fmt: skip
+
+    rows = [row(True, True, True)] * 7 + [row(False, False, False), row(False, True, False), row(False, True, True)]
+    arm = {"counts": [0, 300], "rows": rows, "results": {"300": {"explicit": {"carried": 0.7}}}}
+    said = prefeval_turns.verdict(arm)
+    assert "missed (explicit 0.700)" in said and "Of the 3 questions missed" in said
+    assert "never taken as a statement in 1" in said and "closed by a later message in 1" in said
+    assert "left out of the prompt in 1" in said
+    arm["results"]["300"]["explicit"]["carried"] = 0.96
+    assert prefeval_turns.verdict(arm).endswith("met (explicit 0.960).")
