@@ -248,9 +248,13 @@ def verdict(arm: dict[str, Any]) -> str:
         f"{head}: missed ({scores}). Of the {len(missed)} questions missed there, the preference was "
         f"never taken as a statement in {never} (an implicit preference: only the search can find it, "
         f"among {2 * longest} distractor messages), taken but closed by a later message in {closed}, "
-        f"and current but left out of the prompt in {crowded} (there, {standing:.0f} messages stood as "
-        "current statements on average — distractor messages still taken for statements — and outranked "
-        "it for the resident places)."
+        f"and current but left out of the prompt in {crowded}"
+        + (
+            f" (there, {standing:.0f} messages stood as current statements on average — distractor "
+            "messages still taken for statements — and outranked it for the resident places)."
+            if crowded
+            else "."
+        )
     )
 
 
