@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from langchain_core.messages import BaseMessage
@@ -41,9 +41,12 @@ from tianma.memory.statements import STATEMENT_PREFIX
 from tianma.storage.protocols import Embedder
 from tianma.turn import InjectedMemory, Turn
 
+if TYPE_CHECKING:
+    from tianma.runtime import Runtime
+
 COUNTS = {"smoke": (0, 5), "quick": (0, 300), "full": (0, 300)}
-PER_TOPIC = {"smoke": 1, "quick": 1, "full": 1}
-"""Items per topic per form (smoke: the first topic only)."""
+PER_TOPIC = 1
+"""Items per topic per form in every mode (smoke: of the first topic only)."""
 CHUNK = 10
 """Items per runtime (a fresh data home every CHUNK items; every item is its own user)."""
 TARGET = 0.95
@@ -58,7 +61,7 @@ class Replies:
 
     next: str = "OK"
     learning_calls: int = 0
-    turns: int = field(default=0)
+    turns: int = 0
 
     def __call__(self, messages: Sequence[BaseMessage]) -> str:
         if purpose(messages) in ("reflection", "summary"):
@@ -77,13 +80,13 @@ def sample(items: Sequence[Item], mode: str) -> list[Item]:
         if mode == "smoke" and item.topic != first_topic:
             continue
         key = (item.form, item.topic)
-        if seen.get(key, 0) < PER_TOPIC[mode]:
+        if seen.get(key, 0) < PER_TOPIC:
             seen[key] = seen.get(key, 0) + 1
             out.append(item)
     return out
 
 
-def talk(rt: Any, replies: Replies, user: str, docs: Sequence[Doc]) -> dict[str, str]:
+def talk(rt: Runtime, replies: Replies, user: str, docs: Sequence[Doc]) -> dict[str, str]:
     """Every user message of ``docs`` as a turn, dialogue by dialogue; returns event id → doc id."""
     events: dict[str, str] = {}
     dialogue: str | None = None
@@ -104,10 +107,11 @@ def talk(rt: Any, replies: Replies, user: str, docs: Sequence[Doc]) -> dict[str,
 
 
 def judge(
-    rt: Any, user: str, turn: Turn, at: datetime, gold: set[str], count: Callable[[str], int]
+    rt: Runtime, user: str, turn: Turn, at: datetime, gold: set[str], count: Callable[[str], int]
 ) -> dict[str, Any]:
     """Did the question turn (at ``at``) carry a gold turn, and what else did it carry?"""
-    learnt = {r.id: r for r in rt.memories(user) if r.kind != "event"}
+    records = rt.memories(user)
+    learnt = {r.id: r for r in records if r.kind != "event"}
 
     def sources(m: InjectedMemory) -> set[str]:
         if m.id in learnt:
@@ -118,7 +122,7 @@ def judge(
     resident = [m for m in turn.resident if m.superseded_by is None]
     relevant = [m for m in (*injected, *resident) if sources(m) & gold]
     carried = len(injected) + len(resident)
-    statements = [r for r in rt.memories(user, kind="event") if (r.key or "").startswith(STATEMENT_PREFIX)]
+    statements = [r for r in records if r.kind == "event" and (r.key or "").startswith(STATEMENT_PREFIX)]
     return {
         "carried": bool(relevant),
         "via_injected": any(sources(m) & gold for m in injected),
@@ -215,7 +219,7 @@ def run(
     counts = tuple(dict.fromkeys(min(n, len(pairs)) for n in COUNTS[mode]))
     rows = [row for n in counts for row in run_items(embedder, chosen, pairs, n, count, progress)]
     return {
-        "sample": f"first {PER_TOPIC[mode]} item(s) per topic per form"
+        "sample": f"first {PER_TOPIC} item(s) per topic per form"
         + (" of the first topic" if mode == "smoke" else ""),
         "items": {form: sum(i.form == form for i in chosen) for form in FORMS},
         "counts": list(counts),

