@@ -30,7 +30,9 @@ _EN_LEAD = (
     rf"backup|recovery|login|log-in|bank|phone|laptop|computer|wi-?fi|router|network)"
     rf"{_SP}+(?:codes?|pins?|combination|combo|key|passkey)(?![A-Za-z])"
 )
-_GAP = rf"[^0-9{_CLAUSE_STOP}]{{0,16}}?"
+_GAP = rf"(?:[^0-9{_CLAUSE_STOP}]|(?<=[A-Za-z])[0-9]|[0-9](?=[A-Za-z]))*?"
+"""The words between a code's name and its value: no number of their own (a digit inside a word,
+“2FA”, is a word)."""
 _DIGIT_VALUE = r"(?:[0-9]{1,10}(?:-[0-9]{1,10}){1,5}|[0-9]{2,10}(?: [0-9]{2,10}){1,5}|[0-9]{3,10})#?"
 _GROUPED_VALUE = r"[A-Z0-9]{4,8}(?:-[A-Z0-9]{4,8}){2,7}"
 _MIXED_VALUE = r"(?=[A-Za-z0-9@#$%^&*!_.+=-]*[0-9])(?=[A-Za-z0-9@#$%^&*!_.+=-]*[A-Za-z])[A-Za-z0-9@#$%^&*!_.+=-]{6,64}"
@@ -57,7 +59,7 @@ SEED_PHRASE = re.compile(
     re.IGNORECASE,
 )
 MAIDEN_NAME = re.compile(
-    rf"(?:{_A}(?:mother|mom|mum)['’]?s{_SP}+maiden{_SP}+name{_SP}*(?:is|was|[:：=]){_SP}*|(?:妈妈|母亲)的?(?:娘家姓|婚前姓)(?:是|为|[:：]){_SP}*)"
+    rf"(?:{_A}(?:mother|mom|mum)['’]?s{_SP}+maiden{_SP}+name(?:{_SP}*[,，][^,，\n]{{1,40}}[,，])?{_SP}*(?:is|was|[:：=]){_SP}*|(?:妈妈|母亲)的?(?:娘家姓|婚前姓)(?:是|为|[:：]){_SP}*)"
     r"(?P<v>[A-Z][A-Za-z'’-]{1,30}|[\u4e00-\u9fff]{1,3})",
     re.IGNORECASE,
 )

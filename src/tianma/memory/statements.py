@@ -27,7 +27,13 @@ import numpy as np
 from tianma.memory.service import Memory
 from tianma.memory.subjects import SubjectLabels
 from tianma.policies.reflection import has_negation, normalise
-from tianma.policies.statements import StatementCue, classify_statement, period_end, says_it_lasts
+from tianma.policies.statements import (
+    StatementCue,
+    classify_statement,
+    period_end,
+    says_it_lasts,
+    without_cues,
+)
 from tianma.storage.records import MemoryRecord
 from tianma.storage.sql_store import SqlMemoryStore
 from tianma.text.extract import extract_statements
@@ -195,7 +201,8 @@ def subject_scores(
 
 
 def _content_words(text: str) -> set[str]:
-    return {w for w in token_set(text) if len(w) > 1}
+    """Words of two characters or more that may name a subject (revision cues taken out)."""
+    return {w for w in token_set(without_cues(text)) if len(w) > 1}
 
 
 def _how(cue: StatementCue, text: str, items: set[tuple[str, str, str]], old: MemoryRecord) -> str:

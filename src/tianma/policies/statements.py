@@ -110,6 +110,10 @@ _STYLE = _rx(r"回答|回复|答案|解释|讲解|讲|说话|语气|口吻|格�
 _CLAUSES = re.compile(r"[，,；;：:]|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])|\s+(?:so|and|but)\s+", re.IGNORECASE)
 _REQUEST = _rx(rf"^{_LEAD_TIME}(?:请|你|都|就|也)*(?:帮我|给我)?(?:推荐|推|安排|按|用|换成|改成|只|做)"
                rf"|^{_LEAD_TIME}(?:please\s+)?(?:give|suggest|recommend|use|plan|show|make|keep|stick to|switch to|book)\b")
+_CORRECTION = _rx(r"不对|错了|搞错|说错|记错|\b(?:that's wrong|that was wrong|I was wrong|got that wrong|changed my mind|scratch that|forget what I said|on second thought)\b")
+"""The user says outright that something said before was wrong: never a loose statement."""
+_SWITCH = _rx(r"改回|改成|改为|换成|换回|\b(?:switch(?: me)?(?: back)? to|go back to|change (?:it|that|this|them) to)\b")
+"""A wish to change what was asked before (算了，还是改回先说结论吧 · Switch me back to metric)."""
 _PERMANENT_DAY = _rx(r"从今(?:天|日)(?:开始|起)|\b(?:starting today|from today|as of today)\b")
 _POLITE = _rx(r"^(?:can|could|would|will) you (?:please )?|^(?:能不能|可不可以|能否|可以|麻烦)(?:你)?(?:以后|今后|每次)")
 # fmt: on
@@ -132,21 +136,22 @@ def classify_statement(text: str) -> StatementCue | None:
             kinds.append("mood")
         elif (_DIRECTIVE.search(body) or _LASTING.search(body) or _STYLE_REQUEST.search(body)
               or _HABIT.search(body) or _PROHIBIT.search(body) or _STYLE_ORDER.search(body)
-              or _TOPIC_REQUEST.search(body)):
+              or _TOPIC_REQUEST.search(body) or _SWITCH.search(body)):
             kinds.append("wish")
         elif _REQUEST.search(body) and (_DAY.search(text) or _WEEK.search(text) or _DAYS.search(text)):
             # a request with a time scope is a wish for that period: 这周做饭给我推荐点小孩子爱吃的
             kinds.append("wish")
         elif _SELF.search(body):
             kinds.append("fact")
-    loose = not kinds
-    if loose and _terse(text) and (plain := [b for b in sentences if _is_plain_statement(b)]):
+    loose = not kinds and not _CORRECTION.search(text)  # "No, that's wrong. …": the user says it revises
+    if not kinds and _terse(text) and (plain := [b for b in sentences if _is_plain_statement(b)]):
         # what people say about themselves is mostly terse and free ("Python, please.", "只买指数
         # 基金", "Bullet points. No essays."): a short assertion that is neither chatter nor a task
         # for this turn is taken as a statement; which earlier one it revises is decided by meaning
         kinds.append("fact")
         sentences = plain
-    if not kinds:
+    if not kinds or (set(kinds) == {"fact"} and _asks_for_this_turn(text) and not _REVERSAL.search(text)
+                     and not any(x.search(text) for x in (_LASTING, _PERMANENT_DAY, _DAY, _DAYS, _WEEK))):
         return None
     kind: StatementKind = next(k for k in ("wish", "complaint", "fact", "mood") if k in kinds)
     joined = " ".join(sentences)
@@ -194,9 +199,25 @@ _TASK = _rx(r"^(?:请|麻烦|你)?(?:帮我|给我|替我)?(?:推荐|写|做|安
             r"act as|pretend|imagine|define|outline|classify|extract|analy[sz]e|evaluate|predict|simulate|compose|sort|count|build|provide|prepare|review)\b")
 
 
-_TASK_ANYWHERE = _rx(r"(?:推荐|帮我|给我|替我|订|点|设|安排|排|挑|配|找|看看)(?:个|一个|一下|两个|一部|一杯|一款|些|点)?[^，,。]{0,12}吧?$|晚安|明天见|您好|你好|请教"
+_TASK_ANYWHERE = _rx(r"(?:推荐|帮我|给我|替我|订|(?<![0-9一二三四五六七八九十两几半])点|设|安排|排|挑|配|找|看看)(?:个|一个|一下|两个|一部|一杯|一款|些|点)?[^，,。]{0,12}吧?$|晚安|明天见|您好|你好|请教"
                      r"|\b(?:remind me|set (?:up|something)|book|schedule|i need|need (?:a|an|some|something|to)|i want|i'd like|looking for|"
                      r"any (?:ideas|suggestions|tips)|talk to me|what's|how (?:do|should|can) i|where do i|good morning|morning)\b")
+
+
+_ERRAND = _rx(r"^(?:please\s+|pls\s+)?(?:set (?:up |something|a reminder|an alarm)|remind me|book|schedule|order)\b|^(?:请|麻烦)?(?:提醒我|帮我设|设个|订个|帮我订)")
+"""An errand for this turn at the start of a message."""
+
+
+def _asks_for_this_turn(text: str) -> bool:
+    """The message is a question or a task for this turn (“I have 30 minutes before work. What
+    workout should I do?” · “set something so I don't forget to renew my license”): what it says
+    about the user is the context of the request, not a standing statement."""
+    sentences = [s.strip() for s in _SENTENCES.findall(text) if s.strip(" \t。！？!?.,，")]
+    if not sentences:
+        return False
+    clauses = [c.strip() for c in _CLAUSES.split(sentences[-1]) if c.strip(" \t。！？!?")]
+    asks = sentences[-1].endswith(("?", "？")) and not (clauses and _TAG.fullmatch(clauses[-1]))
+    return asks or _ERRAND.match(sentences[0]) is not None
 
 
 _ANY_WORD = re.compile(r"[\u4e00-\u9fff]{2,}|[A-Za-z]{3,}")
@@ -244,6 +265,17 @@ def _polite_requests(text: str) -> list[str]:
         if m and (_LASTING.search(stripped) or _DIRECTIVE.search(stripped[m.end() :])):
             out.append(stripped[m.end() :].rstrip("?？ "))
     return out
+
+
+_SAID_BEFORE = _rx(r"我(?:都|早就?|已经)?说(?:过|了)|\bI (?:already )?(?:told you|said|asked(?: for)?)\b")
+
+
+def without_cues(text: str) -> str:
+    """``text`` without its revision and correction cues (“No, that's wrong. I told you: …”): the
+    words that say *that* something changes, which two statements of different subjects share."""
+    for cue in (_CORRECTION, _SAID_BEFORE, _REVERSAL):
+        text = cue.sub(" ", text)
+    return text
 
 
 def says_it_lasts(text: str) -> bool:

@@ -40,6 +40,12 @@ from tianma.policies.statements import classify_statement, period_end
         ("买衣服别超过三百块", "wish", None, False),  # a limit
         ("Nothing over $80, please", "wish", None, False),
         ("I've got a terrible migraine, keep it brief", "wish", "day", False),  # a wish made from a passing state
+        ("算了，还是改回先说结论吧，最近忙疯了", "wish", None, True),  # a switch back to an earlier wish
+        ("Switch me back to metric.", "wish", None, True),
+        ("开始实习了要早起，早上七点就可以提醒我", "fact", None, False),  # 七点 is a time, not 点 (to order)
+        ("No, that's wrong. I told you: Moved to day shift 🎉", "fact", None, True),  # a correction is never loose
+        ("I'm so tired. What should I cook tonight?", "fact", "day", False),  # a passing state beside a question
+        ("I'm vegetarian from now on. Any recipes?", "wish", None, False),  # it says it lasts
     ],
 )
 def test_statements_are_told_apart_with_their_period(text: str, kind: str, period: str | None, reversal: bool) -> None:
@@ -54,7 +60,11 @@ def test_statements_are_told_apart_with_their_period(text: str, kind: str, perio
      "如果我不吃辣的话你会推荐什么？", "他说他不吃香菜",
      "你好，我有个问题想请教一下", "Quick question about my router", "Very good.", "有啥好用的浏览器插件",
      "明天给我订个酒店", "下午帮我点杯咖啡", "手里有两万块 要不要买基金",
-     "记一下门禁码 [密码已删除/code removed]"],  # a secret's message asks to keep it: no statement
+     "记一下门禁码 [密码已删除/code removed]",
+     # what the user says as the context of this turn's question or errand is no standing statement
+     "I have 30 minutes before work. What workout should I do?", "I'm visiting my brother in Glasgow on Friday. How should I get there?",
+     "I've got £5,000 in savings; what should I do with it?", "set something so I don't forget to renew my license",
+     "Set a reminder for my dentist appointment on Tuesday at 3.", "我下周去成都出差，住哪里方便？"],  # a secret's message asks to keep it: no statement
 )
 def test_questions_requests_chatter_and_hearsay_state_nothing(text: str) -> None:
     assert classify_statement(text) is None
@@ -116,6 +126,7 @@ def test_work_for_this_turn_and_pasted_material_state_nothing(text: str) -> None
         ("Bullet points. No essays.", True),
         ("以后回答我的问题请先给结论，再讲细节。", False),  # a wish by rule: never overruled
         ("我对花生过敏", False),
+        ("No, that's wrong. Mornings are my time.", False),  # the user says outright that it revises
     ],
 )
 def test_a_statement_taken_only_as_a_terse_assertion_is_marked_loose(text: str, loose: bool) -> None:
