@@ -1,4 +1,4 @@
-"""The system prompt: identity first, the memory block last (DESIGN.md §4, seed 000 §3.2).
+"""The system prompt: identity first, the memory block last (seed 000 §3.2).
 
 Dates and times in the prompts are the users' local ones (``zone``, ``Settings.zone``): "valid
 until" a statement's local midnight reads ``00:00``, and "the user said (date)" is the day the

@@ -1,4 +1,4 @@
-"""Periodic jobs (DESIGN.md §6): what runs when, and a run log that never runs a slot twice.
+"""Periodic jobs: what runs when, and a run log that never runs a slot twice.
 
 Built jobs (hours and days are local: ``Settings.timezone``, default this machine's zone):
 

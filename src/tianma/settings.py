@@ -78,7 +78,7 @@ class EmbedderSettings(_Section):
 
 class RetrievalSettings(_Section):
     max_injected: int = Field(default=5, ge=0, le=5)
-    """Memories injected per turn; at most 5 (DESIGN.md §4: one more is not allowed)."""
+    """Memories injected per turn; at most 5 (a hard cap: one more is not allowed)."""
     candidates: int = Field(default=30, ge=5, le=500)
     """Candidates each channel (dense, keyword) passes to the reranker."""
     half_life_days: float = Field(default=30.0, gt=0)

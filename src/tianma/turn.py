@@ -78,7 +78,7 @@ class Turn:
     signals: tuple[TurnSignal, ...] = ()
     """Implicit signals this turn revealed about earlier ones."""
     reflection_run_id: str | None = None
-    """The reflection this turn triggered (DESIGN.md §5 triggers), if any."""
+    """The reflection this turn triggered (the learning triggers, ``learning.*``), if any."""
     stopped: bool = False
     """The client stopped the reply (``ClientTurn.stopped``): ``reply`` is what it was shown."""
 

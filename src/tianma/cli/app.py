@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,29 @@ app.add_typer(memory_app, name="memory")
 app.add_typer(index_app, name="index")
 console = Console(highlight=False, emoji=False)
 """The CLI's console. No emoji codes: a stored ``:smile:`` is printed as typed, like the rest."""
+
+
+def package_version() -> str:
+    """tianma's version as the installed package's metadata records it (``pyproject.toml``)."""
+    try:
+        return version("tianma")
+    except PackageNotFoundError:  # imported from a source tree that was never installed
+        return "unknown (not installed / 未安装)"
+
+
+def _print_version(requested: bool) -> None:
+    if requested:
+        console.print(f"tianma {package_version()}", markup=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    show_version: bool = typer.Option(
+        False, "--version", "-V", callback=_print_version, is_eager=True, help="Print tianma's version and exit / 显示版本号。"
+    ),
+) -> None:
+    """The options of ``tianma`` itself, before any command (the app's help text is the Typer's)."""
 
 
 def plain(*values: object) -> tuple[Text, ...]:

@@ -1,4 +1,4 @@
-"""Zones and application modes of a learnt change (DESIGN.md §5, seed 000 §3.1/§3.3).
+"""Zones and application modes of a learnt change (seed 000 §3.1/§3.3).
 
 *forbidden* — it touches identity, safety rules, privacy or the forbidden list (a term of the
 constitution's ``forbidden_terms``): never applied automatically, queued for a human.

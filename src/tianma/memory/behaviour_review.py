@@ -1,4 +1,4 @@
-"""The weekly behaviour review (DESIGN.md §5): a week of dialogues → statistics → proposals.
+"""The weekly behaviour review: a week of dialogues → statistics → proposals.
 
 The statistics are pure (:mod:`tianma.policies.behaviour`); this module reads each user's
 week from SQL and queues what the statistics justify. A proposal is a behaviour strategy, so

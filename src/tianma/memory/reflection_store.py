@@ -22,7 +22,7 @@ from tianma.storage.records import Kind, Provenance
 from tianma.storage.sql_store import SqlMemoryStore, map_sql_errors
 
 STRATEGY_DEFAULT_ZONE: Zone = "caution"
-"""Learnt strategies change behaviour (style, depth, order): the caution zone of DESIGN.md §5
+"""Learnt strategies change behaviour (style, depth, order): the caution zone
 until the guardrails classify them."""
 WINDOW_LIMIT = 200
 """At most this many messages per reflection (the newest)."""
@@ -328,7 +328,7 @@ def maintain_user(memory: Memory, user_id: str, at: datetime) -> dict[str, Any]:
 def reflection_due(
     store: SqlMemoryStore, user_id: str, dialogue_id: str | None, rules: LearningSettings
 ) -> str | None:
-    """Which reflection trigger has fired for the user, if any (DESIGN.md §5).
+    """Which reflection trigger has fired for the user, if any.
 
     Runs in every turn: each count stops at its threshold and reads an index range, so its cost
     does not grow with the user's history."""

@@ -1,4 +1,4 @@
-"""Short-term memory: the verbatim window and its rolling five-key summary (DESIGN.md §3)."""
+"""Short-term memory: the verbatim window and its rolling five-key summary."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Feedback aggregation (DESIGN.md §3 and §6, seed 001 §2.3/§3.3): signals are aggregated,
+"""Feedback aggregation (seed 001 §2.3/§3.3): signals are aggregated,
 then archived, every 6 h.
 
 "Signals: rather weak than wrong": a signal below ``WRITE_THRESHOLD`` (0.5) never writes on its

@@ -1,4 +1,4 @@
-"""guard and validate: the reflection nodes between score and publish (DESIGN.md §5).
+"""guard and validate: the reflection nodes between score and publish.
 
 guard — every candidate is checked for planted instructions (in its text and in the messages it
 came from) and, for behaviour (strategies, preferences), for mocking, vulgarity and

@@ -1,4 +1,4 @@
-"""Weekly behaviour statistics and the proposals they justify (DESIGN.md §5), as pure functions.
+"""Weekly behaviour statistics and the proposals they justify, as pure functions.
 
 No LLM: a dialogue's topic is its domain (the lexicon of :mod:`tianma.policies.domains`), else
 its most frequent content noun, else ``general``. Per topic the review counts dialogues,

@@ -1,6 +1,6 @@
 """Credit assignment: a signal about a turn moves the confidence of what that turn injected.
 
-"Signals: rather weak than wrong" (DESIGN.md §4): a signal below 0.5 never writes on its own;
+"Signals: rather weak than wrong": a signal below 0.5 never writes on its own;
 two or more weak signals of one type in one dialogue merge into one of 0.7 (negative) or 0.8
 (positive), which does.
 """

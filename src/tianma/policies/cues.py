@@ -1,6 +1,6 @@
 """Implicit feedback cues in the text of the user's next message: correction, impatience, praise.
 
-Strengths follow the signal table of DESIGN.md §4 and seed 001 §2.3 ("rather weak than wrong"):
+Strengths follow one rule, "rather weak than wrong" (seed 001 §2.3):
 
 | cue | examples | strength |
 |---|---|---|
@@ -15,7 +15,7 @@ Strengths follow the signal table of DESIGN.md §4 and seed 001 §2.3 ("rather w
 | impatience, soft | 就这样吧 / 不用了 (may also just close the topic) | 0.3 |
 | praise, polite | a bare 谢谢 / thanks | 0.3 |
 
-Impatience is a weak negative: below 0.5, so on its own it never causes a write (DESIGN.md §4).
+Impatience is a weak negative: below 0.5, so on its own it never causes a write.
 A correction asked as a question (错了吗？) counts half; praise that is negated or asked counts not at all.
 """
 

@@ -17,7 +17,7 @@ class RerankPolicy:
     """Weights of the rerank score."""
 
     half_life_days: float = 30.0
-    """Recency halves every this many days (DESIGN.md §4)."""
+    """Recency halves every this many days."""
     max_kept: int = 5
     """At most this many memories go forward; never more than 5."""
     min_relevance: float = 0.15

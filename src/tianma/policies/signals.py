@@ -1,4 +1,4 @@
-"""Signals: their confidences (DESIGN.md §4) and implicit detection from the user's next move."""
+"""Signals: their confidences and implicit detection from the user's next move."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Dialogues that ended by going idle: which are idle, and ending one exactly once.
 
 A chat client never says that a conversation is over, so under ``tianma serve`` a dialogue ends
-when it has had no turn for ``serve.dialogue_idle_minutes`` (DESIGN.md §6). *Open* means
+when it has had no turn for ``serve.dialogue_idle_minutes``. *Open* means
 ``ended_at`` is NULL: never ended, or reopened by a later turn (``SqlMemoryStore`` clears
 ``ended_at`` when an event newer than it arrives). The last turn is the newest event of the
 dialogue (index ``ix_records_dialogue``), so no column had to be added.

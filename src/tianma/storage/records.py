@@ -1,4 +1,4 @@
-"""Value objects of the memory model (DESIGN.md §3)."""
+"""Value objects of the memory model."""
 
 from __future__ import annotations
 

@@ -86,7 +86,7 @@ def test_detect_cue(text: str, cue_type: str | None, strength: float | None) -> 
 
 def test_corrections_outrank_impatience_which_stays_weak() -> None:
     assert CORRECTION_EXPLICIT > 0.5 > IMPATIENCE
-    assert PRAISE_EXPLICIT == CORRECTION_EXPLICIT == 0.9  # the explicit-signal confidence of DESIGN.md §4
+    assert PRAISE_EXPLICIT == CORRECTION_EXPLICIT == 0.9  # the explicit-signal confidence
 
 
 def test_on_a_tie_the_more_informative_cue_wins() -> None:
