@@ -4,9 +4,10 @@ its exact rules (a value they both find is typed by the exact rule).
 
 | kind | matches | guard against false positives |
 |---|---|---|
-| access_code | 门禁码/开门码/门锁/解锁码/锁屏码/开机密码/保险柜/储物柜/取件码/备用码/恢复码/登录码/令牌/密钥…, door/gate/garage/alarm/keypad/locker/safe/unlock/screen/backup/recovery/login code, pin, combination, combo, key — then, within the same clause and a few words, a value: 3–10 digits (or groups joined by ``-`` or spaces, a trailing ``#``), a token of letters and digits, or groups of capitals like ``ABCD-EFGH-IJKL`` | no digits in the words between; a count or duration after the number ("6位", "60 seconds"); an 11-digit phone number is too long; postal, zip, area and country codes are not secrets |
+| access_code | 门禁码/开门码/门锁/解锁码/锁屏码/开机密码/保险柜/储物柜/取件码/备用码/恢复码/登录码/令牌/密钥…, door/gate/garage/alarm/keypad/locker/safe/unlock/screen/backup/recovery/login code, pin, combination, combo, key — then, within the same clause and a few words, a value: 3–10 digits (or groups joined by ``-`` or spaces, a trailing ``#``), a token of letters and digits, or groups of capitals like ``ABCD-EFGH-IJKL`` | no number in the words between (a digit inside a word, “2FA”, is a word); a count or duration after the number ("6位", "60 seconds"); an 11-digit phone number is too long; postal, zip, area and country codes are not secrets |
+| password | passphrase (for my ssh key) is/: several words to the end of the clause | talk about passphrases (a/the/is/what … first) |
 | seed_phrase | 助记词/恢复短语, seed/recovery/backup/secret phrase, mnemonic (words) + 12–24 words | fewer than 12 words is talk about a phrase |
-| security_answer | mother's maiden name is X; 妈妈/母亲的娘家姓 是 X | question words |
+| security_answer | mother's maiden name (, an aside,) is X; 妈妈/母亲的娘家姓 是 X | question words |
 """
 
 from __future__ import annotations
@@ -58,6 +59,13 @@ SEED_PHRASE = re.compile(
     rf"(?P<v>{_WORD}(?:[ ,，、]+{_WORD}){{11,23}})",
     re.IGNORECASE,
 )
+PASSPHRASE = re.compile(
+    rf"{_A}pass[- ]?phrase(?:{_SP}+(?:for|of|to|on){_SP}+(?:[^\s:：,，.。?？]+{_SP}+){{0,3}}?[^\s:：,，.。?？]+)?{_SP}*(?:is|was|[:：=]){_SP}*"
+    r"(?P<v>[A-Za-z0-9'’-]+(?:[ \t]+[A-Za-z0-9'’-]+){1,9})(?=[ \t]*(?:[.,;!。，；！\n]|$))",
+    re.IGNORECASE,
+)
+"""A passphrase of several words (“passphrase for my ssh key: correct horse battery staple”): the
+words to the end of the clause."""
 MAIDEN_NAME = re.compile(
     rf"(?:{_A}(?:mother|mom|mum)['’]?s{_SP}+maiden{_SP}+name(?:{_SP}*[,，][^,，\n]{{1,40}}[,，])?{_SP}*(?:is|was|[:：=]){_SP}*|(?:妈妈|母亲)的?(?:娘家姓|婚前姓)(?:是|为|[:：]){_SP}*)"
     r"(?P<v>[A-Z][A-Za-z'’-]{1,30}|[\u4e00-\u9fff]{1,3})",
@@ -83,6 +91,16 @@ def access_code_check(text: str, m: re.Match[str]) -> tuple[int, int] | None:
 
 def span_check(text: str, m: re.Match[str]) -> tuple[int, int] | None:
     """The value group as matched."""
+    return m.start("v"), m.end("v")
+
+
+_NOT_A_PHRASE = frozenset("a an the is it my your what how should can could do does to be any not one".split())  # noqa: SIM905
+
+
+def passphrase_check(text: str, m: re.Match[str]) -> tuple[int, int] | None:
+    """Words that are not talk about passphrases (“a passphrase is a longer password”)."""
+    if m.group("v").split()[0].lower() in _NOT_A_PHRASE:
+        return None
     return m.start("v"), m.end("v")
 
 

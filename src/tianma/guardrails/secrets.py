@@ -472,6 +472,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("private_key", _PRIVATE_LEAD, _random_check(32)),
     _Rule("seed_phrase", codes.SEED_PHRASE, codes.span_check),
     _Rule("security_answer", codes.MAIDEN_NAME, codes.maiden_name_check),
+    _Rule("password", codes.PASSPHRASE, codes.passphrase_check),
     _Rule("access_code", codes.ACCESS_CODE, codes.access_code_check),
     _Rule("password", shapes.URL_CREDENTIALS, shapes.value_group, overlapping=False),
     _Rule("password", shapes.CLI_PASSWORD, shapes.value_group, overlapping=False),

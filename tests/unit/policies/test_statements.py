@@ -46,6 +46,8 @@ from tianma.policies.statements import classify_statement, period_end
         ("No, that's wrong. I told you: Moved to day shift 🎉", "fact", None, True),  # a correction is never loose
         ("I'm so tired. What should I cook tonight?", "fact", "day", False),  # a passing state beside a question
         ("I'm vegetarian from now on. Any recipes?", "wish", None, False),  # it says it lasts
+        ("I'm vegetarian. What should I cook?", "fact", None, False),  # who the user is, beside a question
+        ("我对花生过敏。有什么零食推荐吗？", "fact", None, False),
     ],
 )
 def test_statements_are_told_apart_with_their_period(text: str, kind: str, period: str | None, reversal: bool) -> None:
