@@ -4,6 +4,7 @@ PostgreSQL (a throwaway server, :mod:`tests.contract.conftest`)."""
 from __future__ import annotations
 
 import importlib.util
+import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -384,3 +385,27 @@ def test_other_users_are_seen_from_either_side(store: SqlMemoryStore) -> None:
     assert not store.has_other_users("m") and store.has_other_users("a") and store.has_other_users("z")
     store.add_events([NewEvent("a", "user", "hi", T0, "da")])
     assert store.has_other_users("m") and store.has_other_users("a")
+
+
+def test_a_file_is_backed_up_before_it_is_migrated_and_only_then(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'memory.db'}"
+    store = SqlMemoryStore.from_url(url)
+    (ev,), _ = store.add_events([event("u", "以后回答先给结论")])
+    store.close()
+    assert not list(tmp_path.glob("*.bak"))  # opened at the current version: no copy
+    migrated = written_by(url, 4, *NO_VALIDITY)  # as schema 4 left it, then opened again
+    migrated.dispose()
+    backup = tmp_path / "memory.db.schema-v4.bak"
+    assert backup.exists() and not list(tmp_path.glob("*.partial"))
+    copy = sqlite3.connect(backup)
+    try:
+        version = copy.execute(f"SELECT value FROM {t.meta.name} WHERE key = 'schema_version'").fetchone()[0]
+        columns = {row[1] for row in copy.execute("PRAGMA table_info(records)")}
+        content = copy.execute("SELECT content FROM records WHERE id = ?", (ev.id,)).fetchone()[0]
+    finally:
+        copy.close()
+    assert version == "4" and "valid_until" not in columns and content == "以后回答先给结论"  # the file before
+    reopened = SqlMemoryStore.from_url(url)
+    assert reopened.get(ev.id).content == "以后回答先给结论"
+    reopened.close()
+    assert sorted(p.name for p in tmp_path.glob("*.bak")) == ["memory.db.schema-v4.bak"]

@@ -9,12 +9,15 @@ reachable or the chat model is missing (``tianma chat`` cannot answer; the memor
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 import httpx
 import typer
 from rich.table import Table
 from rich.text import Text
+from sqlalchemy import create_engine, make_url
+from sqlalchemy.exc import SQLAlchemyError
 
 from tianma.cli.app import HomeOption, app, console, plain, settings_from
 from tianma.cli.connection import Connection, connect
@@ -23,6 +26,7 @@ from tianma.errors import BackendError, BackendUnavailableError, ConfigError
 from tianma.llm.ollama import http_options
 from tianma.operations import memory as ops
 from tianma.settings import Settings
+from tianma.storage.schema import SCHEMA_VERSION, stored_version
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +56,39 @@ def check_home(settings: Settings) -> tuple[Check, Access | None]:
     return Check("data home", True, str(home)), access
 
 
+def schema_detail(settings: Settings) -> str:
+    """The store's schema version against this tianma's (read without migrating anything)."""
+    url = make_url(settings.sql_url)
+    if url.get_backend_name() == "sqlite" and url.database and not Path(url.database).exists():
+        return "not created yet / 尚未创建"
+    engine = create_engine(url)
+    try:
+        found = stored_version(engine)
+    except SQLAlchemyError as exc:
+        return f"schema version unreadable ({exc.__class__.__name__})"
+    finally:
+        engine.dispose()
+    if found is None:
+        return f"empty (this tianma writes schema v{SCHEMA_VERSION})"
+    if found < SCHEMA_VERSION:
+        return f"schema v{found}: migrated to v{SCHEMA_VERSION} when opened for writing, after a backup / 打开时升级并先备份"
+    return f"schema v{found}"
+
+
+def index_detail(settings: Settings) -> str:
+    """Which vector engine the home uses, and its library's version."""
+    if settings.qdrant.url:
+        return f"Qdrant server {settings.qdrant.url} (qdrant-client {_version('qdrant-client')})"
+    return f"Qdrant Edge {settings.vectors_path} (qdrant-edge-py {_version('qdrant-edge-py')})"
+
+
+def _version(distribution: str) -> str:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
 def check_read_only_store(settings: Settings) -> list[Check]:
     """On a read-only home: whether the store can be read (the index is not checked: Qdrant's
     local mode takes a write lock on its folder)."""
@@ -61,7 +98,7 @@ def check_read_only_store(settings: Settings) -> list[Check]:
     except (ConfigError, BackendError) as exc:
         return [Check("memory store", False, str(exc))]
     return [
-        Check("memory store", True, f"{settings.sql_url} (read-only, {len(users)} user(s))"),
+        Check("memory store", True, f"{settings.sql_url} (read-only, {len(users)} user(s)), {schema_detail(settings)}"),
         Check("index", False, "not checked: the data home is read-only / 只读，未检查索引", fatal=False),
     ]
 
@@ -116,11 +153,13 @@ def run_checks(settings: Settings, transport: httpx.BaseTransport | None = None)
             if conn.server is not None:
                 detail = f"{conn.server.url} (pid {conn.server.pid}); checked through it / 通过服务检查"
                 checks.append(Check("tianma serve", True, detail))
-            checks.append(Check("memory store", True, settings.sql_url))
             try:
-                checks.extend(check_index(conn))
+                index = check_index(conn)  # opens the store first: created or migrated (after a backup)
             except BackendUnavailableError as exc:  # e.g. another process holds the vector index
-                checks.append(Check("index", False, str(exc)))
+                index = [Check("index", False, str(exc))]
+            checks.append(Check("memory store", True, f"{settings.sql_url}, {schema_detail(settings)}"))
+            checks.append(Check("vector index", True, index_detail(settings)))
+            checks.extend(index)
     checks.extend(check_ollama(settings, transport))
     return checks
 

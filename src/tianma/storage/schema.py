@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 from collections.abc import Callable
+from contextlib import closing
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import (
@@ -28,6 +32,8 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection, Dialect
 
 from tianma.errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 8
 """Bump with a function in MIGRATIONS that upgrades a file of the previous version."""
@@ -289,12 +295,44 @@ MIGRATIONS: dict[int, Migration] = {
 """``MIGRATIONS[n]`` upgrades a store of schema version ``n - 1`` to ``n``."""
 
 
+def stored_version(engine: Engine) -> int | None:
+    """The schema version the database says it has (None: an empty database)."""
+    with engine.connect() as conn:
+        if not inspect(conn).has_table(meta.name):
+            return None
+        return int(conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).scalar_one())
+
+
+def backup_before_migration(engine: Engine, found: int) -> Path | None:
+    """A copy of a SQLite file about to be migrated from schema ``found``, beside it
+    (``memory.db.schema-v7.bak``), made with SQLite's online backup API (consistent even while
+    another process writes); None for other databases (PostgreSQL: back up with ``pg_dump``)
+    and in-memory ones. An existing copy of the same version is kept, not overwritten."""
+    database = engine.url.database
+    if engine.dialect.name != "sqlite" or not database or database == ":memory:" or database.startswith("file:"):
+        return None
+    source = Path(database)
+    target = source.with_name(f"{source.name}.schema-v{found}.bak")
+    if target.exists():
+        return target
+    partial = target.with_name(target.name + ".partial")
+    with closing(sqlite3.connect(source)) as src, closing(sqlite3.connect(partial)) as dst:
+        src.backup(dst)
+    partial.replace(target)  # a copy cut short by a crash is never taken for a backup
+    log.info("backed up %s to %s before migrating it from schema %d to %d", source, target, found, SCHEMA_VERSION)
+    return target
+
+
 def ensure_schema(engine: Engine) -> int:
-    """Create the schema in an empty database or migrate an older one; return its version.
+    """Create the schema in an empty database or migrate an older one (a SQLite file is backed
+    up first: :func:`backup_before_migration`); return its version.
 
     Raises:
         ConfigError: the database was written by a newer tianma.
     """
+    found = stored_version(engine)
+    if found is not None and found < SCHEMA_VERSION:
+        backup_before_migration(engine, found)
     with engine.begin() as conn:
         if not inspect(conn).has_table(meta.name):
             metadata.create_all(conn)

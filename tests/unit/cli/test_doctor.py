@@ -60,3 +60,21 @@ def test_the_help_documents_the_exit_status() -> None:
     assert shown.exit_code == 0
     text = " ".join(shown.output.replace("│", " ").split())
     assert "0 all is well" in text and "3 only Ollama" in text and "1 the data home" in text
+
+
+def test_doctor_names_the_schema_and_the_vector_engine(tmp_path: Path) -> None:
+    from sqlalchemy import create_engine, update
+
+    from tianma.cli.doctor import schema_detail
+    from tianma.settings import load_settings
+    from tianma.storage import schema
+
+    home = tmp_path / "home"
+    _, out = _doctor(home, "http://127.0.0.1:9", "qwen2.5:7b")  # creates the home at the current schema
+    assert f"schema v{schema.SCHEMA_VERSION}" in out and "Qdrant Edge" in out and "qdrant-edge-py" in out, out
+    engine = create_engine(load_settings(home=home).sql_url)
+    with engine.begin() as conn:  # as an older tianma left it
+        conn.execute(update(schema.meta).values(value=str(schema.SCHEMA_VERSION - 1)))
+    engine.dispose()
+    detail = schema_detail(load_settings(home=home))
+    assert f"schema v{schema.SCHEMA_VERSION - 1}" in detail and "backup" in detail
