@@ -82,6 +82,9 @@ def test_serve_as_the_unit_starts_it_stops_on_sigterm_with_the_turn_kept(
         health = subprocess.run([sys.executable, str(HEALTHCHECK)], env=env, capture_output=True, text=True,
                                 timeout=30, check=False)  # fmt: skip
         assert health.returncode == 0, health.stderr  # the image's healthcheck, against the real server
+        backup = subprocess.run([command[0], "backup", "--out", str(tmp_path / "backup")], env=env,
+                                capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+        assert backup.returncode == 0, backup.stdout + backup.stderr  # beside the running server
     finally:
         proc.send_signal(signal.SIGTERM)  # systemctl stop (KillSignal=SIGTERM)
         started = time.monotonic()
@@ -98,3 +101,12 @@ def test_serve_as_the_unit_starts_it_stops_on_sigterm_with_the_turn_kept(
     assert event_id[:8] in listed.stdout and "年糕" in listed.stdout
     doctor = subprocess.run([command[0], "doctor"], env=env, capture_output=True, text=True, timeout=300, check=False)
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+
+    # the backup taken while it ran, restored into an empty home, holds the turn
+    other = {**env, "TIANMA_HOME": str(tmp_path / "restored")}
+    restored = subprocess.run([command[0], "restore", str(tmp_path / "backup")], env=other, capture_output=True,
+                              text=True, timeout=300, check=False)  # fmt: skip
+    assert restored.returncode == 0, restored.stdout + restored.stderr
+    listed = subprocess.run([command[0], "memory", "list", "--kind", "event"], env=other, capture_output=True,
+                            text=True, timeout=300, check=False)  # fmt: skip
+    assert event_id[:8] in listed.stdout and "年糕" in listed.stdout

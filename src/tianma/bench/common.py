@@ -29,6 +29,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from tianma.storage.backup import sha256_of as sha256_of  # datasets are named by it in reports
+
 console = Console(highlight=False)
 if not console.is_terminal:  # a log file or CI: wide enough for the result tables
     console = Console(highlight=False, width=160)
@@ -133,14 +135,6 @@ def git_state() -> dict[str, str]:
         ),
     }
 
-
-def sha256_of(path: Path) -> str:
-    """The SHA-256 of a file (datasets are named by it in reports)."""
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def write_json(path: Path, payload: dict[str, Any]) -> Path:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from tianma.cli import bench, chat, demo, doctor, jobs, learning, memory, openwebui, review, serve  # noqa: F401  (sub-commands register on import)
+from tianma.cli import backup, bench, chat, demo, doctor, jobs, learning, memory, openwebui, review, serve  # noqa: F401  (sub-commands register on import)
 from tianma.cli.app import app, console
 from tianma.errors import TianmaError
 

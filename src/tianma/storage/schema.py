@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import logging
-import sqlite3
 from collections.abc import Callable
-from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -32,6 +30,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection, Dialect
 
 from tianma.errors import ConfigError
+from tianma.storage.backup import sqlite_snapshot
 
 log = logging.getLogger(__name__)
 
@@ -315,10 +314,7 @@ def backup_before_migration(engine: Engine, found: int) -> Path | None:
     target = source.with_name(f"{source.name}.schema-v{found}.bak")
     if target.exists():
         return target
-    partial = target.with_name(target.name + ".partial")
-    with closing(sqlite3.connect(source)) as src, closing(sqlite3.connect(partial)) as dst:
-        src.backup(dst)
-    partial.replace(target)  # a copy cut short by a crash is never taken for a backup
+    sqlite_snapshot(source, target)
     log.info("backed up %s to %s before migrating it from schema %d to %d", source, target, found, SCHEMA_VERSION)
     return target
 

@@ -1,0 +1,85 @@
+"""``tianma backup`` and ``tianma restore``: a consistent copy of a data home, taken while ``tianma
+serve`` runs, and brought back into an empty home (the vector index rebuilt from the store)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from sqlalchemy import create_engine, make_url
+
+from tianma.cli.app import HomeOption, app, console, open_runtime, package_version, plain, settings_from
+from tianma.cli.connection import require_no_server
+from tianma.cli.home import require_writable
+from tianma.errors import ConfigError
+from tianma.settings import Settings
+from tianma.storage import backup as snapshots
+from tianma.storage.schema import stored_version
+
+OutOption = typer.Option(None, "--out", help="New folder for the backup (default: ./tianma-backup-<UTC time>).")
+
+
+def _store_file(settings: Settings) -> Path:
+    """The SQLite file of the store.
+
+    Raises:
+        ConfigError: the store is not a SQLite file (PostgreSQL: use its own tools).
+    """
+    url = make_url(settings.sql_url)
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        raise ConfigError(
+            f"the memory store is {url.get_backend_name()}, not a SQLite file: back it up with its own tools "
+            "(PostgreSQL: pg_dump) / 记忆库不是 SQLite 文件，请用数据库自带工具备份"
+        )
+    return Path(url.database)
+
+
+@app.command()
+def backup(home: Path | None = HomeOption, out: Path | None = OutOption) -> None:
+    """Back up the data home — also while `tianma serve` runs: the memory store, the short-term
+    window and the spans through SQLite's online backup API, and each user's chat line history.
+    The vector index is rebuilt on restore. 备份数据目录（服务运行时也可以）。"""
+    settings = settings_from(home)
+    store = _store_file(settings)
+    if not store.is_file():
+        raise ConfigError(f"{settings.home} holds no memory store yet: nothing to back up / 尚无记忆库，无需备份")
+    folder = out or Path.cwd() / f"tianma-backup-{datetime.now(UTC):%Y%m%d-%H%M%S}"
+    engine = create_engine(make_url(settings.sql_url))
+    try:
+        schema = stored_version(engine)
+    finally:
+        engine.dispose()
+    taken = snapshots.take([store, settings.checkpoint_path, settings.spans_path], settings.home.expanduser(),
+                           folder, package_version(), schema)  # fmt: skip
+    console.print(*plain(f"backed up {len(taken.files)} file(s) to {taken.folder} / 已备份到 {taken.folder}"))
+
+
+@app.command()
+def restore(source: Path = typer.Argument(..., help="A folder written by `tianma backup`."),
+            home: Path | None = HomeOption) -> None:  # fmt: skip
+    """Bring a backup back into an empty data home, then rebuild the vector and keyword indexes
+    from it (with no server running). 把备份恢复到空的数据目录，并重建索引。"""
+    settings = settings_from(home)
+    require_no_server(settings, "tianma restore")
+    require_writable(settings)
+    taken = snapshots.read(source)
+    store = _store_file(settings)
+    if store.exists():
+        raise ConfigError(
+            f"{store} exists: restore only into an empty data home (move the current one away first, "
+            "or --home a new folder) / 只能恢复到空的数据目录"
+        )
+    snapshots.put_back(taken, settings.home.expanduser())
+    with (
+        open_runtime(settings) as rt,
+        Progress(TextColumn("indexing / 重建索引"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                 console=console) as bar,
+    ):  # fmt: skip
+        task = bar.add_task("rebuild", total=None)
+        count = rt.rebuild_index(progress=lambda done, total: bar.update(task, completed=done, total=total))
+    console.print(*plain(
+        f"restored {len(taken.files)} file(s) from {source} (taken {taken.created:%Y-%m-%d %H:%M} UTC by tianma "
+        f"{taken.tianma}), indexed {count} records / 已恢复并重建索引"
+    ))  # fmt: skip
