@@ -3,6 +3,7 @@ no row committed before the backup began is lost, and the restored home searches
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from datetime import UTC, datetime, timedelta
@@ -93,6 +94,11 @@ def test_restore_refuses_a_home_that_has_a_store_and_a_changed_backup(
     with (tmp_path / "b" / "tianma.db").open("ab") as fh:
         fh.write(b"\0")
     with pytest.raises(ConfigError, match="changed"):
+        read(tmp_path / "b")
+    manifest = json.loads((tmp_path / "b" / MANIFEST).read_text(encoding="utf-8"))
+    manifest["files"] = {"/etc/hostname": "0" * 64}  # a manifest never writes outside the home
+    (tmp_path / "b" / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+    with pytest.raises(ConfigError, match="outside"):
         read(tmp_path / "b")
     (tmp_path / "b" / MANIFEST).unlink()
     with pytest.raises(ConfigError, match="not a tianma backup"):

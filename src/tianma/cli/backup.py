@@ -72,6 +72,7 @@ def restore(source: Path = typer.Argument(..., help="A folder written by `tianma
             "or --home a new folder) / 只能恢复到空的数据目录"
         )
     snapshots.put_back(taken, settings.home.expanduser())
+    settings = settings_from(home)  # the restored tianma.toml: its embedder builds the index
     with (
         open_runtime(settings) as rt,
         Progress(TextColumn("indexing / 重建索引"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

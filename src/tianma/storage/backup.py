@@ -110,7 +110,9 @@ def read(folder: Path) -> Backup:
     files = {str(k): str(v) for k, v in manifest["files"].items()}
     for name, digest in files.items():
         copy = folder / name
-        if ".." in Path(name).parts or not copy.is_file() or sha256_of(copy) != digest:
+        if Path(name).is_absolute() or ".." in Path(name).parts:
+            raise ConfigError(f"{path} names a file outside the backup ({name}) / 清单中的路径越界")
+        if not copy.is_file() or sha256_of(copy) != digest:
             raise ConfigError(f"{copy} is missing or changed since the backup was taken / 备份文件缺失或已被改动")
     created = datetime.fromisoformat(str(manifest["created"]))
     schema = manifest.get("schema")
