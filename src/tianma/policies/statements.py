@@ -151,6 +151,7 @@ def classify_statement(text: str) -> StatementCue | None:
         kinds.append("fact")
         sentences = plain
     if not kinds or (set(kinds) == {"fact"} and _asks_for_this_turn(text) and not _REVERSAL.search(text)
+                     and not _STYLE.search(text)  # how to answer holds for every turn
                      and not any(x.search(text) for x in (_LASTING, _PERMANENT_DAY, _DAY, _DAYS, _WEEK))):
         return None
     kind: StatementKind = next(k for k in ("wish", "complaint", "fact", "mood") if k in kinds)

@@ -48,6 +48,7 @@ from tianma.policies.statements import classify_statement, period_end
         ("I'm vegetarian from now on. Any recipes?", "wish", None, False),  # it says it lasts
         ("I'm vegetarian. What should I cook?", "fact", None, False),  # who the user is, beside a question
         ("我对花生过敏。有什么零食推荐吗？", "fact", None, False),
+        ("I want answers in bullet points. Can you do that?", "fact", None, False),  # how to answer: every turn
     ],
 )
 def test_statements_are_told_apart_with_their_period(text: str, kind: str, period: str | None, reversal: bool) -> None:
