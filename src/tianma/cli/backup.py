@@ -7,16 +7,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from sqlalchemy import create_engine, make_url
+from sqlalchemy import make_url
 
-from tianma.cli.app import HomeOption, app, console, open_runtime, package_version, plain, settings_from
+from tianma.cli.app import HomeOption, app, console, package_version, plain, settings_from
 from tianma.cli.connection import require_no_server
 from tianma.cli.home import require_writable
+from tianma.cli.memory import rebuild_with_progress
 from tianma.errors import ConfigError
 from tianma.settings import Settings
 from tianma.storage import backup as snapshots
-from tianma.storage.schema import stored_version
+from tianma.storage.schema import version_at
 
 OutOption = typer.Option(None, "--out", help="New folder for the backup (default: ./tianma-backup-<UTC time>).")
 
@@ -27,13 +27,13 @@ def _store_file(settings: Settings) -> Path:
     Raises:
         ConfigError: the store is not a SQLite file (PostgreSQL: use its own tools).
     """
-    url = make_url(settings.sql_url)
-    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+    file = snapshots.sqlite_file(settings.sql_url)
+    if file is None:
         raise ConfigError(
-            f"the memory store is {url.get_backend_name()}, not a SQLite file: back it up with its own tools "
-            "(PostgreSQL: pg_dump) / 记忆库不是 SQLite 文件，请用数据库自带工具备份"
+            f"the memory store ({make_url(settings.sql_url).get_backend_name()}) is not a SQLite file: back it up "
+            "with its own tools (PostgreSQL: pg_dump) / 记忆库不是 SQLite 文件，请用数据库自带工具备份"
         )
-    return Path(url.database)
+    return file
 
 
 @app.command()
@@ -46,13 +46,8 @@ def backup(home: Path | None = HomeOption, out: Path | None = OutOption) -> None
     if not store.is_file():
         raise ConfigError(f"{settings.home} holds no memory store yet: nothing to back up / 尚无记忆库，无需备份")
     folder = out or Path.cwd() / f"tianma-backup-{datetime.now(UTC):%Y%m%d-%H%M%S}"
-    engine = create_engine(make_url(settings.sql_url))
-    try:
-        schema = stored_version(engine)
-    finally:
-        engine.dispose()
     taken = snapshots.take([store, settings.checkpoint_path, settings.spans_path], settings.home.expanduser(),
-                           folder, package_version(), schema)  # fmt: skip
+                           folder, package_version(), version_at(settings.sql_url))  # fmt: skip
     console.print(*plain(f"backed up {len(taken.files)} file(s) to {taken.folder} / 已备份到 {taken.folder}"))
 
 
@@ -73,13 +68,7 @@ def restore(source: Path = typer.Argument(..., help="A folder written by `tianma
         )
     snapshots.put_back(taken, settings.home.expanduser())
     settings = settings_from(home)  # the restored tianma.toml: its embedder builds the index
-    with (
-        open_runtime(settings) as rt,
-        Progress(TextColumn("indexing / 重建索引"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                 console=console) as bar,
-    ):  # fmt: skip
-        task = bar.add_task("rebuild", total=None)
-        count = rt.rebuild_index(progress=lambda done, total: bar.update(task, completed=done, total=total))
+    count = rebuild_with_progress(settings)
     console.print(*plain(
         f"restored {len(taken.files)} file(s) from {source} (taken {taken.created:%Y-%m-%d %H:%M} UTC by tianma "
         f"{taken.tianma}), indexed {count} records / 已恢复并重建索引"

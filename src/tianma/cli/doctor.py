@@ -16,7 +16,6 @@ import httpx
 import typer
 from rich.table import Table
 from rich.text import Text
-from sqlalchemy import create_engine, make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from tianma.cli.app import HomeOption, app, console, plain, settings_from
@@ -26,7 +25,8 @@ from tianma.errors import BackendError, BackendUnavailableError, ConfigError
 from tianma.llm.ollama import http_options
 from tianma.operations import memory as ops
 from tianma.settings import Settings
-from tianma.storage.schema import SCHEMA_VERSION, stored_version
+from tianma.storage.backup import sqlite_file
+from tianma.storage.schema import SCHEMA_VERSION, version_at
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,16 +58,13 @@ def check_home(settings: Settings) -> tuple[Check, Access | None]:
 
 def schema_detail(settings: Settings) -> str:
     """The store's schema version against this tianma's (read without migrating anything)."""
-    url = make_url(settings.sql_url)
-    if url.get_backend_name() == "sqlite" and url.database and not Path(url.database).exists():
+    file = sqlite_file(settings.sql_url)
+    if file is not None and not file.exists():
         return "not created yet / 尚未创建"
-    engine = create_engine(url)
     try:
-        found = stored_version(engine)
+        found = version_at(settings.sql_url)
     except SQLAlchemyError as exc:
         return f"schema version unreadable ({exc.__class__.__name__})"
-    finally:
-        engine.dispose()
     if found is None:
         return f"empty (this tianma writes schema v{SCHEMA_VERSION})"
     if found < SCHEMA_VERSION:

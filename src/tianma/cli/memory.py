@@ -25,7 +25,7 @@ from tianma.cli.connection import connect, require_no_server
 from tianma.cli.home import require_writable
 from tianma.errors import InvalidInputError
 from tianma.operations import memory as ops
-from tianma.settings import describe_zone
+from tianma.settings import Settings, describe_zone
 from tianma.storage.records import KINDS, STATUSES, MemoryRecord
 
 
@@ -152,6 +152,12 @@ def rebuild_index(home: Path | None = HomeOption) -> None:
     settings = settings_from(home)
     require_no_server(settings, "tianma index rebuild")
     require_writable(settings)
+    count = rebuild_with_progress(settings)
+    console.print(f"indexed {count} active records / 已索引 {count} 条")
+
+
+def rebuild_with_progress(settings: Settings) -> int:
+    """Recreate the home's indexes from its store under a progress bar; how many records."""
     with (
         open_runtime(settings) as rt,
         Progress(
@@ -163,5 +169,4 @@ def rebuild_index(home: Path | None = HomeOption) -> None:
         ) as bar,
     ):
         task = bar.add_task("rebuild", total=None)
-        count = rt.rebuild_index(progress=lambda done, total: bar.update(task, completed=done, total=total))
-    console.print(f"indexed {count} active records / 已索引 {count} 条")
+        return rt.rebuild_index(progress=lambda done, total: bar.update(task, completed=done, total=total))

@@ -138,7 +138,7 @@ def classify_statement(text: str) -> StatementCue | None:
               or _HABIT.search(body) or _PROHIBIT.search(body) or _STYLE_ORDER.search(body)
               or _TOPIC_REQUEST.search(body) or _SWITCH.search(body)):
             kinds.append("wish")
-        elif _REQUEST.search(body) and (_DAY.search(text) or _WEEK.search(text) or _DAYS.search(text)):
+        elif _REQUEST.search(body) and _scoped_in_time(text):
             # a request with a time scope is a wish for that period: 这周做饭给我推荐点小孩子爱吃的
             kinds.append("wish")
         elif _SELF.search(body):
@@ -150,9 +150,7 @@ def classify_statement(text: str) -> StatementCue | None:
         # for this turn is taken as a statement; which earlier one it revises is decided by meaning
         kinds.append("fact")
         sentences = plain
-    if not kinds or (set(kinds) == {"fact"} and _asks_for_this_turn(text) and not _REVERSAL.search(text)
-                     and not _STYLE.search(text)  # how to answer holds for every turn
-                     and not any(x.search(text) for x in (_LASTING, _PERMANENT_DAY, _DAY, _DAYS, _WEEK))):
+    if not kinds or (set(kinds) == {"fact"} and _only_context_of_a_request(text)):
         return None
     kind: StatementKind = next(k for k in ("wish", "complaint", "fact", "mood") if k in kinds)
     joined = " ".join(sentences)
@@ -218,11 +216,14 @@ _ERRAND = _rx(r"^(?:please\s+|pls\s+)?(?:set (?:up |something|a reminder|an alar
 """An errand for this turn at the start of a message."""
 
 
-def _asks_for_this_turn(text: str) -> bool:
+def _only_context_of_a_request(text: str) -> bool:
     """The message is a question or a task for this turn (“I have 30 minutes before work. What
     workout should I do?” · “set something so I don't forget to renew my license”): what it says
     about the user's situation (:data:`_SITUATION`) is the context of the request, not a standing
-    statement."""
+    statement — unless it revises something, is about how to answer (that holds for every turn),
+    says it lasts or is scoped in time."""
+    if _REVERSAL.search(text) or _STYLE.search(text) or says_it_lasts(text) or _scoped_in_time(text):
+        return False
     sentences = [s.strip() for s in _SENTENCES.findall(text) if s.strip(" \t。！？!?.,，")]
     if not sentences:
         return False
@@ -299,7 +300,12 @@ at 6:30 now”, “周日不更新”): never a passing state, however much it t
 def says_it_recurs(text: str) -> bool:
     """The message states a schedule, a habit or a change (:data:`_RECURS`), and no period of its
     own (“Running late this morning, only the essentials please” is for this morning)."""
-    return _RECURS.search(text) is not None and not any(x.search(text) for x in (_DAY, _DAYS, _WEEK))
+    return _RECURS.search(text) is not None and not _scoped_in_time(text)
+
+
+def _scoped_in_time(text: str) -> bool:
+    """It names a period of its own: today, these few days, this week."""
+    return any(period.search(text) for period in (_DAY, _DAYS, _WEEK))
 
 
 def says_it_lasts(text: str) -> bool:

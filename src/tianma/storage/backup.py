@@ -24,6 +24,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import URL, make_url
+
 from tianma.errors import ConfigError
 
 FORMAT = "tianma-backup"
@@ -33,6 +35,15 @@ FOLDERS = ("chat_history",)
 """Plain folders of the home copied as they are (each user's line history of ``tianma chat``)."""
 FILES = ("tianma.toml",)
 """Plain files of the home copied as they are (its settings, which may hold API keys: mode 0600)."""
+
+
+def sqlite_file(url: str | URL) -> Path | None:
+    """The file of a SQLite database URL; None for another database or an in-memory one."""
+    parsed = make_url(url)
+    database = parsed.database
+    if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:" or database.startswith("file:"):
+        return None
+    return Path(database)
 
 
 def sqlite_snapshot(source: Path, target: Path) -> None:

@@ -24,13 +24,14 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    create_engine,
     inspect,
     select,
 )
 from sqlalchemy.engine import Connection, Dialect
 
 from tianma.errors import ConfigError
-from tianma.storage.backup import sqlite_snapshot
+from tianma.storage.backup import sqlite_file, sqlite_snapshot
 
 log = logging.getLogger(__name__)
 
@@ -302,15 +303,27 @@ def stored_version(engine: Engine) -> int | None:
         return int(conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).scalar_one())
 
 
+def version_at(url: str) -> int | None:
+    """:func:`stored_version` of the database at ``url``, read without migrating anything.
+
+    Raises:
+        SQLAlchemyError: the database cannot be read.
+    """
+    engine = create_engine(url)
+    try:
+        return stored_version(engine)
+    finally:
+        engine.dispose()
+
+
 def backup_before_migration(engine: Engine, found: int) -> Path | None:
     """A copy of a SQLite file about to be migrated from schema ``found``, beside it
-    (``memory.db.schema-v7.bak``), made with SQLite's online backup API (consistent even while
+    (``tianma.db.schema-v7.bak``), made with SQLite's online backup API (consistent even while
     another process writes); None for other databases (PostgreSQL: back up with ``pg_dump``)
     and in-memory ones. An existing copy of the same version is kept, not overwritten."""
-    database = engine.url.database
-    if engine.dialect.name != "sqlite" or not database or database == ":memory:" or database.startswith("file:"):
+    source = sqlite_file(engine.url)
+    if source is None:
         return None
-    source = Path(database)
     target = source.with_name(f"{source.name}.schema-v{found}.bak")
     if target.exists():
         return target
