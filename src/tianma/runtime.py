@@ -28,6 +28,7 @@ from tianma.guardrails.breaker import CircuitBreaker
 from tianma.guardrails.constitution import load_constitution
 from tianma.guardrails.regression import Scenario, load_scenarios
 from tianma.guardrails.secrets import redact_secrets, secret_notice, storable
+from tianma.importing.runner import Importer
 from tianma.learning_worker import ReflectionWorker
 from tianma.llm.chat import model_name_of
 from tianma.llm.ollama import close_chat_model, create_ollama_chat_model
@@ -550,6 +551,20 @@ class Runtime:
                 )
             reports.append(ReflectionReport.from_dict(out["report"]))
         return reports
+
+    def reflect_window(self, user_id: str, since: datetime | None, until: datetime, trigger: str) -> ReflectionReport:
+        """Reflect on one user's messages after ``since`` up to ``until``, as of ``until``, by the
+        rules only (no model call): an import learning from old days in order."""
+        deps = ReflectionDeps(self.memory, self.chat_model, self.settings, self.constitution, self._breaker,
+                              self.regression_scenarios, self._lock)  # fmt: skip
+        with self._named_lock(self._reflecting, user_id):
+            out = self._reflection.invoke({"user_id": user_id, "at": as_aware(until), "trigger": trigger, "dry_run": False,
+                                           "since": since, "rules_only": True}, context=deps)  # fmt: skip
+        return ReflectionReport.from_dict(out["report"])
+
+    def importer(self) -> Importer:
+        """The steps of moving old chat history in (``tianma import``: :mod:`tianma.importing`)."""
+        return Importer(self.memory, self._anchors, self.settings, self.constitution, self._lock, self.reflect_window)
 
     def maintain(self, at: datetime | None = None) -> list[MaintenanceReport]:
         """Forgetting for every user: idle learnt records lose confidence, weak ones go inactive;

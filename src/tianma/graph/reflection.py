@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NotRequired
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
@@ -30,8 +30,13 @@ class ReflectionInput(TypedDict):
     user_id: str
     at: datetime
     trigger: str
-    """``manual``, ``dialogues``, ``messages``, ``negative``, ``nightly``."""
+    """``manual``, ``dialogues``, ``messages``, ``negative``, ``nightly``, ``import:<id>``."""
     dry_run: bool
+    since: NotRequired[datetime | None]
+    """Reflect on the messages after this (None: all up to ``at``) instead of those after the
+    last published reflection: an import's windows over old days."""
+    rules_only: NotRequired[bool]
+    """Never call the chat model (an import of thousands of old messages)."""
 
 
 class ReflectionOutput(TypedDict, total=False):

@@ -32,8 +32,11 @@ def index_text(record: MemoryRecord) -> str:
 
 
 def is_indexed(record: MemoryRecord) -> bool:
-    """Only active records of retrievable kinds are in the indexes."""
-    return record.status == "active" and record.kind in INDEXED_KINDS and bool(record.content.strip())
+    """Only active records of retrievable kinds are in the indexes, and of imported history only
+    what passed the write filter (the rest is ``archived``: :mod:`tianma.importing.pipeline`)."""
+    imported = record.data.get("import")
+    archived = isinstance(imported, dict) and imported.get("archived") is True
+    return record.status == "active" and record.kind in INDEXED_KINDS and bool(record.content.strip()) and not archived
 
 
 @dataclass

@@ -39,7 +39,7 @@ LEARNT_KINDS: tuple[Kind, ...] = ("fact", "preference", "experience", "strategy"
 def gather(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[str, Any]:
     """The user's messages since the last published reflection, and what is already learnt."""
     store = runtime.context.memory.store
-    since = last_reflected_until(store, state["user_id"])
+    since = state["since"] if "since" in state else last_reflected_until(store, state["user_id"])
     events = window_events(store, state["user_id"], since, state["at"])
     judged = window_signals(store, state["user_id"], since)
     events = [{**e, "signals": judged.get(e["id"], [])} for e in events]
@@ -102,7 +102,9 @@ def reflect(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[st
                  and e["id"] not in settled]  # fmt: skip
     llm: dict[str, Any] = {"called": False, "unsettled": len(unsettled)}
     every = runtime.context.settings.learning.model_every_messages
-    if every and not unsettled:
+    if state.get("rules_only"):
+        llm["skipped"] = "rules only (an import)"
+    elif every and not unsettled:
         llm["skipped"] = "the rule pass settled every statement"
     elif every and events:
         with runtime.context.lock:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tianma.operations import chat, learning, memory
+from tianma.operations import chat, importing, learning, memory
 from tianma.operations.operation import Home, Operation, operation
 
 __all__ = ["OPERATIONS", "Home", "Operation", "operation"]
@@ -18,6 +18,7 @@ OPERATIONS: dict[str, Operation[..., Any]] = {
         memory.pending_vector_writes, memory.repair_index,
         learning.reflect, learning.undo_reflection, learning.maintain, learning.list_jobs,
         learning.run_job, learning.run_due, chat.chat, chat.feedback, chat.end_dialogue,
+        importing.store, importing.summarise, importing.windows, importing.reflect,
     )
 }  # fmt: skip
 """Every operation the admin API runs, by name."""
