@@ -4,7 +4,20 @@ from __future__ import annotations
 
 import sys
 
-from tianma.cli import backup, bench, chat, demo, doctor, jobs, learning, memory, openwebui, review, serve  # noqa: F401  (sub-commands register on import)
+from tianma.cli import (  # noqa: F401  (sub-commands register on import)
+    backup,
+    bench,
+    chat,
+    demo,
+    doctor,
+    export,
+    jobs,
+    learning,
+    memory,
+    openwebui,
+    review,
+    serve,
+)
 from tianma.cli.app import app, console
 from tianma.errors import TianmaError
 

@@ -149,7 +149,7 @@ def export(
         chunk: rows fetched at a time.
 
     Raises:
-        ConfigError: ``out`` exists.
+        ConfigError: ``out`` exists or cannot be written.
         InvalidInputError: ``user`` has nothing in this store.
     """
     if out.exists():
@@ -160,7 +160,10 @@ def export(
         header = Header(FORMAT_VERSION, int(version), tianma, datetime.now(UTC), _users(conn, user))
         totals = {table.name: _count(conn, table, user) for table in TABLES}
         total, done = sum(totals.values()), 0
-        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # a user's whole memory: private
+        try:
+            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # a user's whole memory: private
+        except OSError as exc:
+            raise ConfigError(f"cannot write {out}: {exc.strerror or exc} / 无法写入导出文件") from exc
         try:
             with open(fd, "w", encoding="utf-8", newline="\n") as fh:
                 fh.write(json.dumps(header.to_json(), ensure_ascii=False) + "\n")
