@@ -1,5 +1,6 @@
 """``tianma backup`` and ``tianma restore``: a consistent copy of a data home, taken while ``tianma
-serve`` runs, and brought back into an empty home (the vector index rebuilt from the store)."""
+serve`` runs, and brought back into an empty home (the vector index rebuilt from the store);
+``tianma restore FILE`` reads a ``tianma export`` file instead (:mod:`tianma.cli.export`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from sqlalchemy import make_url
 
 from tianma.cli.app import HomeOption, app, console, package_version, plain, settings_from
 from tianma.cli.connection import require_no_server
+from tianma.cli.export import restore_export
 from tianma.cli.home import require_writable
 from tianma.cli.memory import rebuild_with_progress
 from tianma.errors import ConfigError
@@ -52,13 +54,17 @@ def backup(home: Path | None = HomeOption, out: Path | None = OutOption) -> None
 
 
 @app.command()
-def restore(source: Path = typer.Argument(..., help="A folder written by `tianma backup`."),
+def restore(source: Path = typer.Argument(..., help="A folder written by `tianma backup`, or a file written by `tianma export`."),
             home: Path | None = HomeOption) -> None:  # fmt: skip
-    """Bring a backup back into an empty data home, then rebuild the vector and keyword indexes
-    from it (with no server running). 把备份恢复到空的数据目录，并重建索引。"""
+    """Bring a backup folder back into an empty data home, or the users of an export file into
+    a home where they have nothing, then rebuild the vector and keyword indexes (with no server
+    running). 把备份或导出文件恢复到数据目录，并重建索引。"""
     settings = settings_from(home)
     require_no_server(settings, "tianma restore")
     require_writable(settings)
+    if source.is_file():
+        restore_export(settings, source)
+        return
     taken = snapshots.read(source)
     store = _store_file(settings)
     if store.exists():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -21,13 +20,6 @@ IDLE = timedelta(minutes=30)
 
 def minutes(n: float) -> datetime:
     return T0 + timedelta(minutes=n)
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqlMemoryStore]:
-    sql = SqlMemoryStore.from_url(f"sqlite:///{tmp_path / 'tianma.db'}")
-    yield sql
-    sql.close()
 
 
 def turn(store: SqlMemoryStore, dialogue: str, at: datetime, user: str = "u") -> None:

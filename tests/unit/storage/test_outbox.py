@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import numpy as np
 import pytest
 from sqlalchemy import func, select
@@ -22,13 +19,6 @@ def vec(*values: float) -> np.ndarray:
     v = np.zeros(DIM, dtype=np.float32)
     v[: len(values)] = values
     return (v / np.linalg.norm(v))[None, :]
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqlMemoryStore]:
-    s = SqlMemoryStore.from_url(f"sqlite:///{tmp_path / 'm.db'}")
-    yield s
-    s.close()
 
 
 def records(store: SqlMemoryStore) -> int:
