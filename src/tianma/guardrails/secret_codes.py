@@ -110,3 +110,37 @@ def maiden_name_check(text: str, m: re.Match[str]) -> tuple[int, int] | None:
     if value.lower() in {"what", "who", "the", "a", "my", "not"} or value in {"什么", "谁", "啥"}:
         return None
     return m.start("v"), m.end("v")
+
+
+_QUESTION_NAMED = re.compile(
+    r"密保|安全问题|保密问题|密码提示|(?<![A-Za-z])(?:security|secret|recovery)\s+questions?|password\s+hint", re.IGNORECASE
+)
+QA_ANSWER = re.compile(
+    rf"[?？]{_SP}*(?:答案|回答|{_A}(?:answer|ans|a)(?![A-Za-z]))(?:{_SP}*(?:是|为|is|was))?{_SP}*[:：=]?{_SP}*"
+    r"[“\"'「]?(?P<v>[\u4e00-\u9fff]{1,8}|[A-Z][A-Za-z.'’-]*(?:[ \t]+[A-Z][A-Za-z'’-]*){0,2}|[A-Za-z0-9_-]{2,30})",
+    re.IGNORECASE,
+)
+"""The answer written after a question (“我的第一个宠物叫什么？答案：豆豆”, “first pet? answer: Rex”), when
+the message names a security question anywhere — before or after (“…（这是我的密保答案）”)."""
+NETWORK_KEY = re.compile(
+    rf"(?:密钥|{_A}(?:key|passkey|pass|pw))(?:{_SP}*(?:is|是|为))?{_SP}*[:：=]?{_SP}*(?<![A-Za-z0-9])(?P<v>{_MIXED_VALUE})(?![0-9A-Za-z])",
+    re.IGNORECASE,
+)
+"""A key given with a network named in the message (“wifi: HomeNet5G, key is sunflower88”): letters
+and a digit, six characters or more."""
+_NETWORK_NAMED = re.compile(r"wi-?fi|wlan|ssid|router|hotspot|network|无线|路由器|热点|网络", re.IGNORECASE)
+
+
+def qa_answer_check(text: str, m: re.Match[str]) -> tuple[int, int] | None:
+    """An answer to a named security question, not a question word."""
+    if not _QUESTION_NAMED.search(text):
+        return None
+    value = m.group("v")
+    if re.fullmatch(r"什么|啥|谁|哪里?|忘了|不记得|what|who|the|a|it|my|not|no|yes|is", value, re.IGNORECASE):
+        return None
+    return m.start("v"), m.end("v")
+
+
+def network_key_check(text: str, m: re.Match[str]) -> tuple[int, int] | None:
+    """A key in a message about a network."""
+    return (m.start("v"), m.end("v")) if _NETWORK_NAMED.search(text) else None

@@ -136,6 +136,8 @@ SECURITY_ANSWER = re.compile(
     rf"(?:['\"“](?P<q>[^'\"”\n]{{1,40}})['\"”]|(?P<v>[{_HAN}]{{1,6}}|[A-Z][A-Za-z.'’-]*(?:{_SP}+[A-Z][A-Za-z'’-]*){{0,2}}|[A-Za-z0-9_-]{{2,30}}))",
 )
 _ANSWERS_NAME = re.compile(r"(?<![A-Za-z])security\s+(?:question\s+)?answers(?![A-Za-z])|密保答案", re.IGNORECASE)
+_KEY_AFTER = re.compile(r"[ \t]*[,，;；]?[ \t]*(?:the[ \t]+)?(?:key|pass(?:word|key)?|pw|pwd|密码|密钥|口令)(?![A-Za-z])", re.IGNORECASE)
+"""After a network's name: its key or password is given next."""
 _QUOTED = re.compile(r"['\"“‘「](?P<q>[^'\"”’」\n]{1,40})['\"”’」]")
 # fmt: on
 
@@ -183,6 +185,8 @@ def named_value_check(text: str, m: re.Match[str]) -> tuple[int, int] | None:
     start, end = m.start("v"), m.end("v")
     value = text[start:end].rstrip(".,;:?!/\\-")
     end = start + len(value)
+    if weak and _KEY_AFTER.match(text, end):
+        return None  # "wifi: HomeNet5G, key is …": the network's name, its key follows
     if re.fullmatch(r"[a-z ]+|[A-Z]+", value):  # random letters, in the shapes the regex allows
         return (start, end) if _RANDOM_LETTERS.fullmatch(value) and not weak else None
     if re.fullmatch(r"[A-Za-z]{1,3}=[0-9]+|[0-9]+-[A-Za-z]+|[A-Za-z_-]+=", value):

@@ -474,6 +474,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("security_answer", codes.MAIDEN_NAME, codes.maiden_name_check),
     _Rule("password", codes.PASSPHRASE, codes.passphrase_check),
     _Rule("access_code", codes.ACCESS_CODE, codes.access_code_check),
+    _Rule("security_answer", codes.QA_ANSWER, codes.qa_answer_check),
+    _Rule("password", codes.NETWORK_KEY, codes.network_key_check),
     _Rule("password", shapes.URL_CREDENTIALS, shapes.value_group, overlapping=False),
     _Rule("password", shapes.CLI_PASSWORD, shapes.value_group, overlapping=False),
     _Rule("password", shapes.ENV_SECRET, shapes.value_group, overlapping=False),
