@@ -9,12 +9,26 @@ WebUI's settings are tests/browser/openwebui.py's ``OPENWEBUI_ENV`` (also in the
 
 from __future__ import annotations
 
+import json
 import time
+from datetime import UTC
+from pathlib import Path
 from typing import Any
 
+import httpx
+from typer.testing import CliRunner
+
 from tests.browser.openwebui import TITLE_MARK, OpenWebUI, task_kind, wait_for
+from tests.fakes import ScriptedChatModel
+from tianma import Runtime, Settings
+from tianma.cli.app import app
+from tianma.cli.connection import DirectConnection
+from tianma.cli.importing import run_import
 from tianma.cli.openwebui import function_source
+from tianma.importing.formats import read_export
+from tianma.operations.homes import ServedHome
 from tianma.serve.openwebui_feedback import PATH as FEEDBACK_PATH
+from tianma.storage.protocols import Embedder
 from tianma.storage.records import MemoryRecord
 
 MODEL = "qwen2.5:7b"  # one of the stand-in's installed models
@@ -161,3 +175,49 @@ def test_thumbs_down_and_its_comment_reach_tianma_as_feedback_on_the_turn(owui: 
     posts = [e for e in owui.recorder.exchanges if e.path == FEEDBACK_PATH]
     assert len(posts) >= 2 and {e.status for e in posts} == {200}  # created, then updated (tags, comment)
     assert {e.headers.get("x-openwebui-chat-id") for e in posts} == {chat}  # Open WebUI's own headers
+
+
+def test_its_chat_exports_import_as_the_chats_it_shows(owui: OpenWebUI, tmp_path: Path, e5: Embedder) -> None:
+    """What "Export All Chats" (``GET /api/v1/chats/all``) and a chat's "Export chat (.json)"
+    (``GET /api/v1/chats/<id>``, written as a one-item list) write, imported into a new home:
+    the user's messages with the branch Open WebUI shows (the regenerated reply, not the first);
+    imported beside the live home, every message is found already recorded."""
+    # Export All Chats: the page reads GET /api/v1/chats/all (NDJSON, a chat a line) into a list
+    # and saves JSON.stringify(list) — DataControls.svelte's exportChats
+    token = owui.page.evaluate("() => localStorage.token")
+    answer = httpx.get(owui.url + "/api/v1/chats/all", timeout=60,
+                       headers={"Authorization": f"Bearer {token}", "Accept": "application/x-ndjson"})  # fmt: skip
+    assert answer.status_code == 200, answer.text
+    every = [json.loads(line) for line in answer.text.splitlines() if line.strip()]
+    assert len(every) >= 4
+    ndjson = tmp_path / "chats.ndjson"  # the stream itself, as a script saving it would
+    ndjson.write_text(answer.text, encoding="utf-8")
+    exported = tmp_path / "chat-export-all.json"
+    exported.write_text(json.dumps(every, ensure_ascii=False), encoding="utf-8")
+    regenerated = next(c for c in every if "推荐一本关于天文的书" in json.dumps(c, ensure_ascii=False))
+    one = tmp_path / "chat-export-one.json"
+    one.write_text(json.dumps([owui.api("GET", f"/api/v1/chats/{regenerated['id']}")], ensure_ascii=False),
+                   encoding="utf-8")  # fmt: skip
+
+    home = tmp_path / "moved"
+    done = CliRunner(env={"TIANMA_EMBEDDER__THREADS": "1"}).invoke(
+        app, ["import", str(exported), "--home", str(home), "-u", "me"]
+    )
+    assert done.exit_code == 0, done.output
+    with Runtime(Settings(home=home), chat_model=ScriptedChatModel(replies=["好"]), embedder=e5) as rt:
+        moved = {e.content: e for e in rt.memories("me", "event")}
+    live = {e.content: e for e in owui.events()}
+    assert set(moved) == set(live)  # every message the user sent, and only those
+    assert moved["推荐一本关于天文的书"].reply == "推荐《时间简史》。"  # the branch Open WebUI shows
+    assert moved[ALLERGY].reply == live[ALLERGY].reply
+    assert moved[ALLERGY].at is not None and live[ALLERGY].at is not None
+    assert abs((moved[ALLERGY].at - live[ALLERGY].at).total_seconds()) < 5  # Open WebUI's own times
+
+    streamed = read_export(ndjson, "auto", UTC)
+    assert streamed.format == "openwebui"
+    assert streamed.messages == read_export(exported, "auto", UTC).messages
+    parsed = read_export(one, "auto", UTC)
+    assert [m.text for m in parsed.messages if m.role == "user"] == ["推荐一本关于天文的书"]
+    report = run_import(DirectConnection(ServedHome(owui.runtime)), USER, read_export(exported, "auto", UTC),
+                        "live-home", UTC)  # fmt: skip
+    assert report.stored.added == 0 and report.stored.live == len(live)  # recorded live already: not again

@@ -86,8 +86,14 @@ _dataset_command(
 
 
 _dataset_command(
+    "import",
+    "tianma import of a synthetic 10k-message ChatGPT history: time per step against the 10-minute target, "
+    "how much becomes memory.",
+    module="tianma.bench.importing",
+)
+_dataset_command(
     "keyword",
-    "Keyword channel (issue #15): SQLite FTS5 vs Qdrant Edge sparse vectors — LoCoMo recall, latency, size.",
+    "Keyword channel: SQLite FTS5 vs Qdrant Edge sparse vectors — LoCoMo recall, latency, size.",
     module="tianma.bench.keyword",
 )
 

@@ -67,7 +67,8 @@ class ImportReport:
             f"events kept: {s.added} new, {s.already} already imported, {s.live} already recorded live "
             f"/ 新增事件 {s.added} 条，已导入 {s.already} 条，实时已记录 {s.live} 条",
             f"searchable: {s.searchable} messages passed the write filter ({s.statements} statements, "
-            f"{s.closed} earlier ones superseded), the rest stays in the log only "
+            f"{s.closed} earlier ones superseded, {s.outdated} superseded by what was said later), the rest "
+            "stays in the log only "
             f"/ 通过写入过滤、可检索 {s.searchable} 条，其余仅存日志",
             f"day summaries: {self.days_created} new, {self.days_updated} updated / 每日摘要：新增 {self.days_created}，"
             f"更新 {self.days_updated}",

@@ -7,7 +7,7 @@ is extractive (no model is called, so 10k messages import in minutes on a NAS CP
 ``experience`` with the day's messages as provenance, and searchable; the messages themselves
 stay in the log. One summary per user and day (``import-day:<date>``): a later import that adds
 messages to the day rewrites it as a new version. All summaries of one call are one undoable
-run (``tianma undo <run>``).
+maintenance run (``tianma reflect undo <run>``).
 """
 
 from __future__ import annotations

@@ -35,7 +35,10 @@ def read_export(path: Path, requested: Requested, zone: tzinfo) -> Parsed:
     except (OSError, UnicodeDecodeError, zipfile.BadZipFile) as exc:
         raise InvalidInputError(f"cannot read {path}: {exc} / 无法读取文件") from exc
     if requested == "jsonl" or (requested == "auto" and _looks_like_jsonl(path, text)):
-        return jsonl.parse(text.splitlines(), zone)
+        streamed = _export_lines(text) if requested == "auto" else None
+        if streamed is None:
+            return jsonl.parse(text.splitlines(), zone)
+        text = json.dumps(streamed)  # Open WebUI's GET /api/v1/chats/all: one chat a line
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -69,3 +72,15 @@ def _looks_like_jsonl(path: Path, text: str) -> bool:
     head = text.lstrip()[:1]
     first = text.lstrip().split("\n", 1)[0].strip()
     return head == "{" and first.endswith("}") and "\n" in text.strip()
+
+
+def _export_lines(text: str) -> list[Any] | None:
+    """An export written one object a line (Open WebUI's API streams its chats so), or None when
+    the lines are the JSONL message format (or not all JSON)."""
+    first = next((line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")), "")
+    try:
+        if detect(json.loads(first)) is None:
+            return None
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+    except json.JSONDecodeError:
+        return None

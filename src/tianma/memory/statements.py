@@ -136,22 +136,61 @@ def close_superseded(
         return []
     if vector is None:
         vector = memory.embedder.embed_passages([event.content])[0]
-    scores = subject_scores(event, vector, current, [stored[r.id] for r in current], background)
+    same = _same_subject(event, cue, vector, current, [stored[r.id] for r in current], background, subjects)
+    if not same:
+        return []
     said = _said(event)
-    keys = {k for k, _, _ in said}
+    how = {r.id: _how(cue, event.content, said, r) for r in same}
+    return memory.store.end_validity(event.user_id, [r.id for r in same], at, by=event.id, how=how)
+
+
+def _same_subject(
+    event: MemoryRecord, cue: StatementCue, vector: np.ndarray, earlier: Sequence[MemoryRecord],
+    vectors: Sequence[np.ndarray], background: np.ndarray, subjects: SubjectLabels | None,
+) -> list[MemoryRecord]:  # fmt: skip
+    """Those of the ``earlier`` lasting statements that ``event`` is about: the same extracted
+    key, closeness at or above :data:`SAME_SUBJECT` within :data:`NEAREST_MARGIN` of the best, or
+    the same subject label from :data:`SAME_LABEL` (not for a statement that only adds)."""
+    scores = subject_scores(event, vector, earlier, vectors, background)
+    keys = {k for k, _, _ in _said(event)}
     best = max(scores)
-    labelled = [False] * len(current)
+    labelled = [False] * len(earlier)
     if subjects is not None and (cue.reversal or not _ADDITIVE.search(event.content)):
-        labelled = subjects.shared(vector, [stored[r.id] for r in current])
-    same = [
-        r for r, score, label in zip(current, scores, labelled, strict=True)
+        labelled = subjects.shared(vector, list(vectors))
+    return [
+        r for r, score, label in zip(earlier, scores, labelled, strict=True)
         if keys & {k for k, _, _ in _said(r)} or (score >= SAME_SUBJECT and score >= best - NEAREST_MARGIN)
         or (label and score >= SAME_LABEL)
     ]  # fmt: skip
-    if not same:
-        return []
-    how = {r.id: _how(cue, event.content, said, r) for r in same}
-    return memory.store.end_validity(event.user_id, [r.id for r in same], at, by=event.id, how=how)
+
+
+def close_by_newer(
+    memory: Memory, event: MemoryRecord, vector: np.ndarray, background: np.ndarray, subjects: SubjectLabels,
+    now: datetime, skip: Iterable[str] = (),
+) -> str | None:  # fmt: skip
+    """Close a lasting statement recorded *after* newer ones (an import of older history) at the
+    first newer current lasting statement about its subject, as that one would have closed it
+    had it been there; ``skip``: newer statements that close it themselves (the same batch).
+    Returns the id of the statement that closed it, or None."""
+    cue = cue_of(event)
+    if cue is None or cue.period is not None or event.at is None:
+        return None
+    left_out = set(skip)
+    newer = sorted(
+        (r for r in memory.store.current_statements(event.user_id, now)
+         if r.at is not None and r.at > event.at and r.id not in left_out
+         and (c := cue_of(r)) is not None and c.period is None),
+        key=lambda r: r.at or now,
+    )  # fmt: skip
+    stored = memory.vectors.get_vectors(event.user_id, [r.id for r in newer]) if newer else {}
+    for later in (r for r in newer if r.id in stored):
+        later_cue = cue_of(later)
+        assert later_cue is not None and later.at is not None  # filtered above
+        if _same_subject(later, later_cue, stored[later.id], [event], [vector], background, subjects):
+            how = {event.id: _how(later_cue, later.content, _said(later), event)}
+            memory.store.end_validity(event.user_id, [event.id], later.at, by=later.id, how=how)
+            return later.id
+    return None
 
 
 def outdated_by_statements(
