@@ -538,7 +538,33 @@ def find_secrets(text: str) -> list[SecretMatch]:
     kinds = {f.text: f.kind for f in found}
     for value, kind in list(kinds.items())[:MAX_REPEATED]:  # the same value again ("mine is 2718 right? yeah 2718")
         found += [SecretMatch(kind, a, a + len(value), value) for a in _occurrences(text, value) if taken.add(a, a + len(value))]
-    return sorted(found, key=lambda s: s.start)
+    return _whole_tokens(text, sorted(found, key=lambda s: s.start))
+
+
+_TOKEN_CHAR = re.compile(r"[A-Za-z0-9+/_]")
+LONG_KEY = 32
+
+
+def _whole_tokens(text: str, found: list[SecretMatch]) -> list[SecretMatch]:
+    """Each match grown to the whole run of key characters it was cut out of: a rule that took a
+    middle piece (``K7MDENG`` of ``wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY``) must not leave the
+    rest of the key in the text; matches that then meet are one."""
+    out: list[SecretMatch] = []
+    for f in found:
+        start, end, kind = f.start, f.end, f.kind
+        if (start > 0 and _TOKEN_CHAR.match(text[start - 1]) and _TOKEN_CHAR.match(text[start])) or (
+            end < len(text) and _TOKEN_CHAR.match(text[end]) and _TOKEN_CHAR.match(text[end - 1])
+        ):
+            while start > 0 and _TOKEN_CHAR.match(text[start - 1]):
+                start -= 1
+            while end < len(text) and _TOKEN_CHAR.match(text[end]):
+                end += 1
+            kind = "api_key" if end - start >= LONG_KEY else kind  # a long run of key characters is a key
+        if out and start < out[-1].end:
+            last = out.pop()
+            start, end, kind = min(start, last.start), max(end, last.end), last.kind
+        out.append(SecretMatch(kind, start, end, text[start:end]))
+    return out
 
 
 MAX_REPEATED = 64
