@@ -78,45 +78,54 @@ def summary_text(day: date, messages: Sequence[MemoryRecord]) -> str:
 def summarise_days(
     memory: Memory, zone: tzinfo, lock: threading.RLock, user_id: str, days: Sequence[date], at: datetime
 ) -> DaysDone:
-    """Write or refresh the summary of each of ``days`` from the user's imported messages."""
-    created = updated = skipped = 0
+    """Write or refresh the summary of each of ``days`` from the user's imported messages; the
+    summaries are read and embedded before the memory lock is taken for the writes."""
+    planned: list[tuple[date, str, dict[str, Any]]] = []
+    skipped = 0
+    for day in sorted(set(days)):
+        start = datetime.combine(day, time(), zone)
+        messages = [m for m in user_messages_between(memory.store, user_id, start, start + timedelta(days=1))
+                    if m.provenance.source == IMPORT_SOURCE]  # fmt: skip
+        if len(messages) < MIN_MESSAGES:
+            skipped += 1
+            continue
+        planned.append((day, summary_text(day, messages), {
+            "key": f"import.day.{day.isoformat()}", "importance": SUMMARY_IMPORTANCE,
+            "confidence": SUMMARY_CONFIDENCE, "valid_from": start,
+            "data": {"import": {"day": day.isoformat(), "messages": len(messages)}},
+            "provenance": Provenance(tuple(m.id for m in messages),
+                                     tuple(dict.fromkeys(m.dialogue_id for m in messages if m.dialogue_id)),
+                                     source=IMPORT_SOURCE),
+        }))  # fmt: skip
+    vectors = memory.embedder.embed_passages([content for _, content, _ in planned])
+    created = updated = 0
     run_id = str(uuid.uuid4())
+    written: list[tuple[str, int]] = []
+    """(record id, row of ``vectors``) of each summary written."""
     with lock, map_sql_errors(), memory.store.tx.unit() as conn:
         changes = ChangeSet(conn, user_id, run_id, at)
-        for day in sorted(set(days)):
-            start = datetime.combine(day, time(), zone)
-            messages = [m for m in user_messages_between(memory.store, user_id, start, start + timedelta(days=1))
-                        if m.provenance.source == IMPORT_SOURCE]  # fmt: skip
-            if len(messages) < MIN_MESSAGES:
-                skipped += 1
-                continue
-            content = summary_text(day, messages)
-            fields: dict[str, Any] = {
-                "key": f"import.day.{day.isoformat()}", "importance": SUMMARY_IMPORTANCE,
-                "confidence": SUMMARY_CONFIDENCE, "valid_from": start,
-                "data": {"import": {"day": day.isoformat(), "messages": len(messages)}},
-                "provenance": Provenance(tuple(m.id for m in messages),
-                                         tuple(dict.fromkeys(m.dialogue_id for m in messages if m.dialogue_id)),
-                                         source=IMPORT_SOURCE),
-            }  # fmt: skip
+        for row, (day, content, fields) in enumerate(planned):
             existing = _summary_id(conn, user_id, day)
             if existing is None:
-                changes.create("experience", content, fields.pop("provenance"), external_id=_external_id(day),
-                               **fields)  # fmt: skip
+                record_id = changes.create("experience", content, fields.pop("provenance"),
+                                           external_id=_external_id(day), **fields)  # fmt: skip
                 created += 1
             elif changes.record(existing)["content"] != content:
                 changes.update(existing, reason="the import added messages of this day", content=content, **fields)
-                updated += 1
+                record_id, updated = existing, updated + 1
             else:
                 skipped += 1
-        if changes.touched:
+                continue
+            written.append((record_id, row))
+        if written:
             conn.execute(t.reflection_runs.insert().values(
                 id=run_id, user_id=user_id, started_at=at, until=at, trigger="import", status="maintenance",
                 report=t.plain({"run_id": run_id, "days": [d.isoformat() for d in days], "created": created,
                                 "updated": updated}),
             ))  # fmt: skip
-            memory.reindex(user_id, changes.touched)
-    return DaysDone(created, updated, skipped, run_id if changes.touched else None)
+            records = memory.store.get_many(user_id, [i for i, _ in written])
+            memory.index([records[i] for i, _ in written], vectors[[row for _, row in written]])
+    return DaysDone(created, updated, skipped, run_id if written else None)
 
 
 def _external_id(day: date) -> str:
