@@ -34,6 +34,7 @@ def test_all_lists_exactly_the_public_names() -> None:
         "storage",
         "text",
         "results",
+        "importing",
     }
     assert set(tianma.__all__) == public - modules
     for name in tianma.__all__:
