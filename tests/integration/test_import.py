@@ -223,6 +223,26 @@ def test_a_huge_message_is_cut_and_wrong_types_are_reported(tmp_path: Path) -> N
     assert 32_000 <= length < 32_100
 
 
+def test_a_crash_between_storing_a_batch_and_closing_its_statements_is_mended_on_the_next_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tianma.importing import pipeline
+
+    close = pipeline._close
+    monkeypatch.setattr(pipeline, "_close", lambda *a: (_ for _ in ()).throw(RuntimeError("killed")))
+    crashed = runner.invoke(app, ["import", str(FIXTURES / "chatgpt_conversations.json"), "--home",
+                                  str(tmp_path / "home"), "-u", "alice"])  # fmt: skip
+    assert isinstance(crashed.exception, RuntimeError)
+    query = "SELECT content, valid_until FROM records WHERE key = 'statement.wish' ORDER BY at"
+    assert [v for _, v in _rows(tmp_path / "home", query)] == [None, None]  # stored, nothing closed yet
+    monkeypatch.setattr(pipeline, "_close", close)
+    out = _import(tmp_path / "home", FIXTURES / "chatgpt_conversations.json")
+    assert "events kept: 0 new, 6 already imported" in out
+    _import(tmp_path / "clean", FIXTURES / "chatgpt_conversations.json")
+    assert _rows(tmp_path / "home", query) == _rows(tmp_path / "clean", query)
+    assert _rows(tmp_path / "home", query)[0][1] is not None  # the March wish closed by May's
+
+
 def test_a_file_with_nothing_to_import_is_a_clear_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"dialogue": "d", "role": "user"}\n', encoding="utf-8")

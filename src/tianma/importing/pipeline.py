@@ -38,7 +38,7 @@ from tianma.memory.statements import close_by_newer, close_superseded, statement
 from tianma.policies.importance import IMPORTANCE_THRESHOLD, importance
 from tianma.settings import Settings
 from tianma.storage.imported import IMPORT_SOURCE, stored_external_ids, user_messages_between
-from tianma.storage.records import NewEvent
+from tianma.storage.records import MemoryRecord, NewEvent
 from tianma.storage.schema import utcnow
 from tianma.text.action_facts import action_facts
 from tianma.text.extract import extract_statements
@@ -102,10 +102,14 @@ def store_turns(
     known = stored_external_ids(memory.store, user_id, [t.message.external_id for t in turns])
     fresh = [t for t in turns if t.message.external_id not in known]
     out.already = len(turns) - len(fresh)
-    out.mine = sum(known.get(t.message.external_id) == tag for t in turns if t.message.external_id in known)
+    mine = [record_id for record_id, by in known.values() if by == tag]
+    out.mine = len(mine)
     clean = [c for t in fresh if (c := _screen(t, settings, out)) is not None]
     clean = _not_live(memory, user_id, clean, out)
     if not clean:
+        if mine:  # a run killed between this batch's two transactions: its statements close now
+            with lock:
+                _close(memory, anchors, settings, user_id, _stored_statements(memory, user_id, mine), out)
         return out
     vectors = memory.embedder.embed_passages([c.text[:EMBED_CHARS] for c in clean])
     model = statement_model(memory.embedder)
@@ -113,22 +117,15 @@ def store_turns(
     for c, vector in zip(clean, vectors, strict=True):
         reading = model.read(np.asarray(vector, dtype=np.float32))
         events.append(_event(c, user_id, tag, reading, settings, constitution))
-    background, subjects = anchors.statement_background(), anchors.statement_subjects()
     with lock:
         with memory.store.tx.unit():
             stored, added = memory.store.add_events(events)
             new = [i for i, r in enumerate(stored) if r.id in added]
             memory.index([stored[i] for i in new], vectors[new])
-        # after the commit, when the batch's vectors are in the index: each statement closes the
-        # earlier ones of its subject, oldest first, as it would have when it was said
-        # and what the user said later, live or in another import, closes what this batch brought
-        batch = {stored[i].id for i in new}
-        with memory.store.tx.unit():
-            for i in new:
-                if stored[i].key is not None and settings.learning.close_superseded:
-                    out.closed += len(close_superseded(memory, stored[i], vectors[i], background, subjects))
-                    out.outdated += close_by_newer(memory, stored[i], vectors[i], background, subjects, utcnow(),
-                                                   batch) is not None  # fmt: skip
+        # after the commit, when the batch's vectors are in the index (with those of this import's
+        # statements stored before a kill between the two transactions)
+        statements = [(stored[i], vectors[i]) for i in new if stored[i].key is not None]
+        _close(memory, anchors, settings, user_id, [*_stored_statements(memory, user_id, mine), *statements], out)
     for i in new:
         record = stored[i]
         out.added += 1
@@ -137,6 +134,30 @@ def store_turns(
             out.searchable += 1
             out.searchable_chars += len(record.content)
     return out
+
+
+def _stored_statements(memory: Memory, user_id: str, ids: Sequence[str]) -> list[tuple[MemoryRecord, np.ndarray]]:
+    """This import's statement events stored by an earlier run, with their vectors."""
+    records = [r for r in memory.store.get_many(user_id, list(ids)).values() if r.key is not None]
+    vectors = memory.vectors.get_vectors(user_id, [r.id for r in records]) if records else {}
+    return [(r, vectors[r.id]) for r in records if r.id in vectors]
+
+
+def _close(
+    memory: Memory, anchors: AnchorCache, settings: Settings, user_id: str,
+    statements: Sequence[tuple[MemoryRecord, np.ndarray]], out: Stored,
+) -> None:  # fmt: skip
+    """Each statement, oldest first, closes the earlier ones of its subject, as it would have when
+    it was said; and what the user said later (live, or in another import) closes it. Again for
+    a statement already handled changes nothing (what is closed is not current any more)."""
+    if not settings.learning.close_superseded or not statements:
+        return
+    background, subjects = anchors.statement_background(), anchors.statement_subjects()
+    batch = {r.id for r, _ in statements}
+    with memory.store.tx.unit():
+        for record, vector in sorted(statements, key=lambda s: (s[0].at or utcnow(), s[0].id)):
+            out.closed += len(close_superseded(memory, record, vector, background, subjects))
+            out.outdated += close_by_newer(memory, record, vector, background, subjects, utcnow(), batch) is not None
 
 
 def _cut(text: str, limit: int, out: Stored) -> str:

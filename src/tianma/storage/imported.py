@@ -17,17 +17,19 @@ IMPORT_SOURCE = "import"
 """``Provenance.source`` of every record an import writes."""
 
 
-def stored_external_ids(store: MemoryStore, user_id: str, external_ids: Sequence[str]) -> dict[str, str | None]:
-    """Those of ``external_ids`` the user already has a record under, each with the tag of the
-    import that wrote it (None: not an import)."""
+def stored_external_ids(
+    store: MemoryStore, user_id: str, external_ids: Sequence[str]
+) -> dict[str, tuple[str, str | None]]:
+    """Those of ``external_ids`` the user already has a record under: the record's id and the
+    tag of the import that wrote it (None: not an import)."""
     r = t.records.c
-    found: dict[str, str | None] = {}
+    found: dict[str, tuple[str, str | None]] = {}
     with map_sql_errors(), store.tx.connect() as conn:
         for chunk in chunks(list(external_ids), 500):
-            query = select(r.external_id, r.data).where(r.user_id == user_id, r.external_id.in_(chunk))
-            for external_id, data in conn.execute(query):
+            query = select(r.external_id, r.id, r.data).where(r.user_id == user_id, r.external_id.in_(chunk))
+            for external_id, record_id, data in conn.execute(query):
                 imported = (data or {}).get("import")
-                found[str(external_id)] = imported.get("tag") if isinstance(imported, dict) else None
+                found[str(external_id)] = (str(record_id), imported.get("tag") if isinstance(imported, dict) else None)
     return found
 
 
