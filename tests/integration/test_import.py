@@ -243,6 +243,21 @@ def test_a_crash_between_storing_a_batch_and_closing_its_statements_is_mended_on
     assert _rows(tmp_path / "home", query)[0][1] is not None  # the March wish closed by May's
 
 
+@pytest.mark.parametrize("per_user", [True, False])
+def test_an_open_webui_export_goes_to_its_open_webui_user_when_serve_keeps_each_ones_memory(
+    tmp_path: Path, per_user: bool
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    if per_user:
+        (home / "tianma.toml").write_text("[serve]\ntrust_openwebui_user = true\n", encoding="utf-8")
+    done = runner.invoke(app, ["import", str(FIXTURES / "openwebui_export.json"), "--home", str(home)])
+    assert done.exit_code == 0, done.output
+    owners = _rows(home, "SELECT DISTINCT user_id FROM records WHERE kind = 'event'")
+    assert owners == [("b5d1c7a2-user",)] if per_user else [(Settings(home=home).user,)]
+    assert ("for user b5d1c7a2-user" in done.output) is per_user
+
+
 def test_a_file_with_nothing_to_import_is_a_clear_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"dialogue": "d", "role": "user"}\n', encoding="utf-8")

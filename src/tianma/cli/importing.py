@@ -19,7 +19,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from tianma.cli.app import HomeOption, UserOption, app, console, plain, settings_from
+from tianma.cli.app import HomeOption, app, console, plain, settings_from
 from tianma.cli.connection import Connection, connect
 from tianma.errors import InvalidInputError
 from tianma.importing.days import day_of
@@ -28,6 +28,7 @@ from tianma.importing.messages import Parsed, Problem
 from tianma.importing.pipeline import Stored
 from tianma.importing.turns import batches, turns_of
 from tianma.operations import importing as ops
+from tianma.settings import Settings
 
 DAYS_PER_CALL = 30
 """Day summaries written per call (each call holds the memory lock while it writes)."""
@@ -120,6 +121,14 @@ def run_import(
     return report
 
 
+def owner_of(parsed: Parsed, settings: Settings) -> str | None:
+    """The tianma user an Open WebUI export belongs to when ``tianma serve`` keeps each Open WebUI
+    user's memory under their Open WebUI id (``serve.trust_openwebui_user`` or a JWT secret):
+    the one ``user_id`` of its chats."""
+    per_user = settings.serve.trust_openwebui_user or settings.serve.openwebui_jwt_secret is not None
+    return next(iter(parsed.owners)) if per_user and len(parsed.owners) == 1 else None
+
+
 def import_tag(path: Path, user_id: str) -> str:
     """One import's id: the file's content and the user (the same file again is the same import)."""
     digest = hashlib.sha256(user_id.encode("utf-8") + b"\x00")
@@ -137,7 +146,8 @@ def _chunks(items: Sequence[T], size: int) -> Iterable[Sequence[T]]:
 def import_history(
     file: Path = typer.Argument(..., help="conversations.json (or ChatGPT's export zip), an Open WebUI chat export, "
                                           "or a JSONL file (docs/import.md)."),
-    user: str | None = UserOption,
+    user: str | None = typer.Option(None, "--user", "-u", help="User id (default: the Open WebUI user of an Open "
+                                    "WebUI export when serve keeps each one's memory, else setting `user`)."),
     fmt: str = typer.Option("auto", "--format", "-f", help="auto | chatgpt | openwebui | jsonl"),
     home: Path | None = HomeOption,
 ) -> None:  # fmt: skip
@@ -147,11 +157,11 @@ def import_history(
     if fmt not in ("auto", "chatgpt", "openwebui", "jsonl"):
         raise InvalidInputError(f"--format must be auto, chatgpt, openwebui or jsonl, not {fmt!r} / 格式无效")
     settings = settings_from(home)
-    user_id = user or settings.user
     if not file.is_file():
         raise InvalidInputError(f"{file} is not a file / 文件不存在")
     requested: Requested = fmt  # type: ignore[assignment]
     parsed = read_export(file, requested, settings.zone)
+    user_id = user or owner_of(parsed, settings) or settings.user
     if not parsed.messages:
         shown = "; ".join(f"{p.position}: {p.reason}" for p in parsed.problems[:SHOWN_PROBLEMS])
         raise InvalidInputError(f"{file}: no message to import ({parsed.format}){': ' + shown if shown else ''} "

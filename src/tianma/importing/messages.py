@@ -50,6 +50,8 @@ class Parsed:
     """Malformed entries (the rest of the file is still imported)."""
     ignored: int = 0
     """Entries that are no conversation message (system prompts, tool output, hidden context)."""
+    owners: set[str] = field(default_factory=set)
+    """The source's ids of the people whose chats these are (Open WebUI's ``user_id``)."""
 
 
 def content_id(*parts: str) -> str:

@@ -34,6 +34,9 @@ def parse(data: Any) -> Parsed:
             out.problems.append(Problem(where, "not a chat (no `chat` object)"))
             continue
         messages = _chat(item, chat, where, out)
+        owner = item.get("user_id") if isinstance(item, dict) else None
+        if messages and isinstance(owner, str) and owner:
+            out.owners.add(owner)
         if messages:
             dialogues.append((messages[0].at, messages))
     for _, messages in sorted(dialogues, key=lambda d: d[0]):
