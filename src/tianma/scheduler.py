@@ -199,11 +199,17 @@ def _behaviour_review(rt: Runtime, at: datetime) -> dict[str, Any]:
             "review_ids": [p.review_id for p in queued]}  # fmt: skip
 
 
+def _backup(rt: Runtime, at: datetime) -> dict[str, Any]:
+    from tianma.backups import daily_backup
+
+    return daily_backup(rt.settings, at)
+
+
 def builtin_jobs(settings: Settings) -> tuple[Job, ...]:
     """The enabled built-in jobs, timed by the settings in their local zone (idle dialogues end
     first, so the others see them finished; decay, then feedback aggregation, before
-    reflection, so it sees the merged signals; the weekly review last: it reads the week the
-    others have just settled)."""
+    reflection, so it sees the merged signals; the weekly review after them: it reads the week
+    the others have just settled; the backup, when ``backup.folder`` is set, last)."""
     sched, zone = settings.scheduler, settings.zone
     idle = timedelta(minutes=settings.serve.dialogue_idle_minutes)
     built = (
@@ -214,8 +220,9 @@ def builtin_jobs(settings: Settings) -> tuple[Job, ...]:
         Job("reflection", "daily", _reflection, at_hour=sched.daily_hour, zone=zone),
         Job("behaviour_review", "weekly", _behaviour_review, at_hour=sched.daily_hour,
             weekday=sched.weekly_day, zone=zone),
+        Job("backup", "daily", _backup, at_hour=sched.daily_hour, zone=zone),  # last: the night's work in it
     )  # fmt: skip
-    return tuple(j for j in built if j.name in sched.enabled_jobs)
+    return tuple(j for j in built if j.name in sched.enabled_jobs and (j.name != "backup" or settings.backup.folder))
 
 
 def is_due(engine: Engine, job: Job, now: datetime) -> bool:

@@ -188,8 +188,8 @@ class TelemetrySettings(_Section):
     """Days the local span store keeps spans."""
 
 
-JobName = Literal["decay", "aggregate", "reflection", "behaviour_review", "dialogue_end"]
-JOB_NAMES: tuple[JobName, ...] = ("decay", "aggregate", "reflection", "behaviour_review", "dialogue_end")
+JobName = Literal["decay", "aggregate", "reflection", "behaviour_review", "dialogue_end", "backup"]
+JOB_NAMES: tuple[JobName, ...] = ("decay", "aggregate", "reflection", "behaviour_review", "dialogue_end", "backup")
 """The periodic jobs that are built (see ``tianma/scheduler.py``)."""
 
 
@@ -201,6 +201,14 @@ class SchedulerSettings(_Section):
     """Local day of weekly jobs, 0 = Monday … 6 = Sunday."""
     enabled_jobs: list[JobName] = Field(default_factory=lambda: list(JOB_NAMES))
     """Jobs the scheduler runs; the others are neither due nor runnable by name."""
+
+
+class BackupSettings(_Section):
+    folder: Path | None = None
+    """Where the daily ``backup`` job writes a backup (``tianma backup``) of the home, a folder
+    ``tianma-backup-<date>`` each day at ``scheduler.daily_hour``; unset: no such job."""
+    keep: int = Field(default=14, ge=1, le=3650)
+    """Backups the job keeps in ``folder``: after each, the oldest it wrote beyond this many go."""
 
 
 class ServeSettings(_Section):
@@ -327,6 +335,7 @@ class Settings(BaseSettings):
     nodes: NodeSettings = Field(default_factory=NodeSettings)
     telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
+    backup: BackupSettings = Field(default_factory=BackupSettings)
     serve: ServeSettings = Field(default_factory=ServeSettings)
 
     @classmethod

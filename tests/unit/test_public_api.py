@@ -35,6 +35,7 @@ def test_all_lists_exactly_the_public_names() -> None:
         "text",
         "results",
         "importing",
+        "backups",
     }
     assert set(tianma.__all__) == public - modules
     for name in tianma.__all__:

@@ -74,7 +74,7 @@ def test_a_bad_job_or_setting_is_refused(tmp_path: Any) -> None:
     with pytest.raises(ConfigError, match=r"scheduler\.enabled_jobs"):
         load_settings(home=tmp_path, scheduler={"enabled_jobs": ["feedback"]})
     assert SchedulerSettings().enabled_jobs == [
-        "decay", "aggregate", "reflection", "behaviour_review", "dialogue_end",
+        "decay", "aggregate", "reflection", "behaviour_review", "dialogue_end", "backup",
     ]  # fmt: skip
 
 

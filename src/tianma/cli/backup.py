@@ -8,34 +8,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import typer
-from sqlalchemy import make_url
 
+from tianma.backups import back_up, store_file
 from tianma.cli.app import HomeOption, app, console, package_version, plain, settings_from
 from tianma.cli.connection import require_no_server
 from tianma.cli.export import restore_export
 from tianma.cli.home import require_writable
 from tianma.cli.memory import rebuild_with_progress
 from tianma.errors import ConfigError
-from tianma.settings import Settings
 from tianma.storage import backup as snapshots
-from tianma.storage.schema import version_at
 
 OutOption = typer.Option(None, "--out", help="New folder for the backup (default: ./tianma-backup-<UTC time>).")
-
-
-def _store_file(settings: Settings) -> Path:
-    """The SQLite file of the store.
-
-    Raises:
-        ConfigError: the store is not a SQLite file (PostgreSQL: use its own tools).
-    """
-    file = snapshots.sqlite_file(settings.sql_url)
-    if file is None:
-        raise ConfigError(
-            f"the memory store ({make_url(settings.sql_url).get_backend_name()}) is not a SQLite file: back it up "
-            "with its own tools (PostgreSQL: pg_dump) / 记忆库不是 SQLite 文件，请用数据库自带工具备份"
-        )
-    return file
 
 
 @app.command()
@@ -44,12 +27,8 @@ def backup(home: Path | None = HomeOption, out: Path | None = OutOption) -> None
     window and the spans through SQLite's online backup API, and each user's chat line history.
     The vector index is rebuilt on restore. 备份数据目录（服务运行时也可以）。"""
     settings = settings_from(home)
-    store = _store_file(settings)
-    if not store.is_file():
-        raise ConfigError(f"{settings.home} holds no memory store yet: nothing to back up / 尚无记忆库，无需备份")
     folder = out or Path.cwd() / f"tianma-backup-{datetime.now(UTC):%Y%m%d-%H%M%S}"
-    taken = snapshots.take([store, settings.checkpoint_path, settings.spans_path], settings.home.expanduser(),
-                           folder, package_version(), version_at(settings.sql_url))  # fmt: skip
+    taken = back_up(settings, folder, package_version())
     console.print(*plain(f"backed up {len(taken.files)} file(s) to {taken.folder} / 已备份到 {taken.folder}"))
 
 
@@ -66,7 +45,7 @@ def restore(source: Path = typer.Argument(..., help="A folder written by `tianma
         restore_export(settings, source)
         return
     taken = snapshots.read(source)
-    store = _store_file(settings)
+    store = store_file(settings)
     if store.exists():
         raise ConfigError(
             f"{store} exists: restore only into an empty data home (move the current one away first, "
