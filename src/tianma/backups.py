@@ -19,12 +19,13 @@ JOB_PREFIX = "tianma-backup-"
 """Folders the job writes: ``tianma-backup-<local date>``; only those are pruned."""
 
 
-def tianma_version() -> str:
-    """tianma's version as the installed package records it."""
+def package_version() -> str:
+    """tianma's version as the installed package's metadata records it (``pyproject.toml``):
+    what ``tianma --version`` prints and what a backup or export records."""
     try:
         return version("tianma")
-    except PackageNotFoundError:  # a source tree that was never installed
-        return "unknown"
+    except PackageNotFoundError:  # imported from a source tree that was never installed
+        return "unknown (not installed / 未安装)"
 
 
 def store_file(settings: Settings) -> Path:
@@ -42,7 +43,7 @@ def store_file(settings: Settings) -> Path:
     return file
 
 
-def back_up(settings: Settings, folder: Path, tianma: str | None = None) -> snapshots.Backup:
+def back_up(settings: Settings, folder: Path) -> snapshots.Backup:
     """Back up the home of ``settings`` into the new ``folder`` — also beside a running server.
 
     Raises:
@@ -52,7 +53,7 @@ def back_up(settings: Settings, folder: Path, tianma: str | None = None) -> snap
     if not store.is_file():
         raise ConfigError(f"{settings.home} holds no memory store yet: nothing to back up / 尚无记忆库，无需备份")
     return snapshots.take([store, settings.checkpoint_path, settings.spans_path], settings.home.expanduser(),
-                         folder, tianma or tianma_version(), version_at(settings.sql_url))  # fmt: skip
+                         folder, package_version(), version_at(settings.sql_url))  # fmt: skip
 
 
 def daily_backup(settings: Settings, at: datetime) -> dict[str, object]:

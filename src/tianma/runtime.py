@@ -23,7 +23,7 @@ from tianma.errors import ChatModelUnavailableError, InvalidInputError, RecordNo
 from tianma.graph.build import build_turn_graph
 from tianma.graph.checkpoints import WindowSaver
 from tianma.graph.deps import Deps
-from tianma.graph.reflection import ReflectionDeps, build_reflection_graph
+from tianma.graph.reflection import ReflectionDeps, ReflectionInput, build_reflection_graph
 from tianma.guardrails.breaker import CircuitBreaker
 from tianma.guardrails.constitution import load_constitution
 from tianma.guardrails.regression import Scenario, load_scenarios
@@ -541,25 +541,21 @@ class Runtime:
         """
         when = as_aware(at)
         users = [user_id] if user_id is not None else self.memory.store.users()
-        deps = ReflectionDeps(self.memory, self.chat_model, self.settings, self.constitution, self._breaker,
-                              self.regression_scenarios, self._lock)  # fmt: skip
-        reports = []
-        for uid in users:  # one run per user at a time; the model is called without the memory lock
-            with self._named_lock(self._reflecting, uid):
-                out = self._reflection.invoke(
-                    {"user_id": uid, "at": when, "trigger": trigger, "dry_run": dry_run}, context=deps
-                )
-            reports.append(ReflectionReport.from_dict(out["report"]))
-        return reports
+        # one run per user at a time; the model is called without the memory lock
+        return [self._reflect_one({"user_id": uid, "at": when, "trigger": trigger, "dry_run": dry_run}) for uid in users]
 
     def reflect_window(self, user_id: str, since: datetime | None, until: datetime, trigger: str) -> ReflectionReport:
         """Reflect on one user's messages after ``since`` up to ``until``, as of ``until``, by the
         rules only (no model call): an import learning from old days in order."""
+        return self._reflect_one({"user_id": user_id, "at": as_aware(until), "trigger": trigger, "dry_run": False,
+                                  "since": since, "rules_only": True})  # fmt: skip
+
+    def _reflect_one(self, request: ReflectionInput) -> ReflectionReport:
+        """One reflection run, alone for its user (another waits for it)."""
         deps = ReflectionDeps(self.memory, self.chat_model, self.settings, self.constitution, self._breaker,
                               self.regression_scenarios, self._lock)  # fmt: skip
-        with self._named_lock(self._reflecting, user_id):
-            out = self._reflection.invoke({"user_id": user_id, "at": as_aware(until), "trigger": trigger, "dry_run": False,
-                                           "since": since, "rules_only": True}, context=deps)  # fmt: skip
+        with self._named_lock(self._reflecting, request["user_id"]):
+            out = self._reflection.invoke(request, context=deps)
         return ReflectionReport.from_dict(out["report"])
 
     def importer(self) -> Importer:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
+from tianma.backups import package_version
 from tianma.errors import ConfigError
 from tianma.runtime import Runtime
 from tianma.settings import Settings, load_settings
@@ -30,14 +30,6 @@ app.add_typer(memory_app, name="memory")
 app.add_typer(index_app, name="index")
 console = Console(highlight=False, emoji=False)
 """The CLI's console. No emoji codes: a stored ``:smile:`` is printed as typed, like the rest."""
-
-
-def package_version() -> str:
-    """tianma's version as the installed package's metadata records it (``pyproject.toml``)."""
-    try:
-        return version("tianma")
-    except PackageNotFoundError:  # imported from a source tree that was never installed
-        return "unknown (not installed / 未安装)"
 
 
 def _print_version(requested: bool) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 
 from tianma.backups import back_up, store_file
-from tianma.cli.app import HomeOption, app, console, package_version, plain, settings_from
+from tianma.cli.app import HomeOption, app, console, plain, settings_from
 from tianma.cli.connection import require_no_server
 from tianma.cli.export import restore_export
 from tianma.cli.home import require_writable
@@ -28,7 +28,7 @@ def backup(home: Path | None = HomeOption, out: Path | None = OutOption) -> None
     The vector index is rebuilt on restore. 备份数据目录（服务运行时也可以）。"""
     settings = settings_from(home)
     folder = out or Path.cwd() / f"tianma-backup-{datetime.now(UTC):%Y%m%d-%H%M%S}"
-    taken = back_up(settings, folder, package_version())
+    taken = back_up(settings, folder)
     console.print(*plain(f"backed up {len(taken.files)} file(s) to {taken.folder} / 已备份到 {taken.folder}"))
 
 

@@ -14,7 +14,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from sqlalchemy import create_engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from tianma.cli.app import AllUsersOption, HomeOption, app, console, package_version, plain, settings_from
+from tianma.backups import package_version
+from tianma.cli.app import AllUsersOption, HomeOption, app, console, plain, settings_from
 from tianma.cli.home import home_access, open_read_only_store
 from tianma.cli.memory import rebuild_with_progress
 from tianma.errors import ConfigError

@@ -9,10 +9,9 @@ instructions, tool output, hidden context and reasoning summaries are no part of
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
-from tianma.importing.messages import ImportedMessage, Parsed, Problem, content_id, epoch
+from tianma.importing.messages import ImportedMessage, Parsed, Problem, content_id, epoch, oldest_first
 
 TEXT_TYPES = frozenset({"text", "multimodal_text"})
 """Content types whose string ``parts`` are what was written (images and files are skipped)."""
@@ -24,17 +23,15 @@ def parse(data: Any) -> Parsed:
     if not isinstance(data, list):
         out.problems.append(Problem("file", "a ChatGPT export is a JSON list of conversations"))
         return out
-    dialogues: list[tuple[datetime, list[ImportedMessage]]] = []
+    dialogues: list[list[ImportedMessage]] = []
     for number, conversation in enumerate(data, start=1):
         where = f"conversation {number}"
         if not isinstance(conversation, dict) or not isinstance(conversation.get("mapping"), dict):
             out.problems.append(Problem(where, "not a conversation (no `mapping` of message nodes)"))
             continue
         messages = _conversation(conversation, where, out)
-        if messages:
-            dialogues.append((messages[0].at, messages))
-    for _, messages in sorted(dialogues, key=lambda d: d[0]):
-        out.messages.extend(messages)
+        dialogues.append(messages)
+    out.messages.extend(oldest_first(dialogues))
     return out
 
 

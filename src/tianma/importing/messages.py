@@ -71,3 +71,8 @@ def epoch(value: object) -> datetime | None:
     if seconds > MAX_SECONDS:
         return None
     return datetime.fromtimestamp(seconds, UTC)
+
+
+def oldest_first(dialogues: list[list[ImportedMessage]]) -> list[ImportedMessage]:
+    """The messages of each dialogue in order, dialogues by their first message (a stable sort)."""
+    return [m for d in sorted((d for d in dialogues if d), key=lambda d: d[0].at) for m in d]

@@ -10,10 +10,9 @@ has its ``chat.messages`` list in order.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
-from tianma.importing.messages import ImportedMessage, Parsed, Problem, content_id, epoch
+from tianma.importing.messages import ImportedMessage, Parsed, Problem, content_id, epoch, oldest_first
 
 
 def parse(data: Any) -> Parsed:
@@ -24,7 +23,7 @@ def parse(data: Any) -> Parsed:
     if not isinstance(data, list):
         out.problems.append(Problem("file", "an Open WebUI export is a JSON list of chats"))
         return out
-    dialogues: list[tuple[datetime, list[ImportedMessage]]] = []
+    dialogues: list[list[ImportedMessage]] = []
     for number, item in enumerate(data, start=1):
         where = f"chat {number}"
         if isinstance(item, dict) and isinstance(item.get("title"), str) and item["title"]:
@@ -37,10 +36,8 @@ def parse(data: Any) -> Parsed:
         owner = item.get("user_id") if isinstance(item, dict) else None
         if messages and isinstance(owner, str) and owner:
             out.owners.add(owner)
-        if messages:
-            dialogues.append((messages[0].at, messages))
-    for _, messages in sorted(dialogues, key=lambda d: d[0]):
-        out.messages.extend(messages)
+        dialogues.append(messages)
+    out.messages.extend(oldest_first(dialogues))
     return out
 
 
