@@ -57,7 +57,7 @@ class StatementModel:
         """What the model makes of one message, from one computation of its probabilities."""
         probs = self.probabilities(vector)
         best = max(probs, key=lambda k: probs[k])
-        return Reading(best if probs[best] >= CONFIDENT else None, probs["other"] >= SURE)
+        return Reading(best if probs[best] >= CONFIDENT else None, probs["other"] >= SURE, probs["statement"] >= SURE)
 
     def label(self, vector: np.ndarray) -> Label | None:
         """The label the model is confident of, or None."""
@@ -72,6 +72,8 @@ class Reading:
     """The label it is confident of (:data:`CONFIDENT`), or None."""
     sure_other: bool
     """It is all but sure (:data:`SURE`) the message states nothing about the user."""
+    sure_statement: bool = False
+    """It is all but sure the message states something lasting about the user."""
 
 
 def train(vectors: np.ndarray, labels: list[Label]) -> StatementModel:

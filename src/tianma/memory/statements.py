@@ -26,6 +26,7 @@ import numpy as np
 
 from tianma.memory.service import Memory
 from tianma.memory.subjects import SubjectLabels
+from tianma.policies.aspects import aspects, relation
 from tianma.policies.reflection import has_negation, normalise
 from tianma.policies.statements import (
     StatementCue,
@@ -33,6 +34,7 @@ from tianma.policies.statements import (
     period_end,
     says_it_lasts,
     says_it_recurs,
+    stated_by_model,
     without_cues,
 )
 from tianma.storage.records import MemoryRecord
@@ -56,13 +58,18 @@ SAME_LABEL = 0.2
 _ADDITIVE = re.compile(r"\b(?:also|too|as well|another|in addition)\b|也对|还对|也有|另外|此外|还有", re.IGNORECASE)
 """A statement that adds to what was said (“I'm also allergic to …”) does not replace a
 statement of the same label; only one close in meaning or with the same key."""
+SAME_ASPECT = 0.3
+"""Centred cosine enough when both statements name the same facet (:mod:`tianma.policies.aspects`:
+the length of answers, a budget, a time of day …); two that name facets and share none are never
+the same subject by closeness alone. Chosen on the independent statement pairs (replacements
+closed 124 → 138 of 318, other subjects 42 → 42 of 304)."""
 NEAREST_MARGIN = 0.15
 """Only the earlier statements within this of the best match are closed: a new wish replaces the
 statement it is nearest to, not everything in its neighbourhood."""
 
 
 def statement_fields(
-    text: str, at: datetime, zone: tzinfo, passing: bool = False, other: bool = False
+    text: str, at: datetime, zone: tzinfo, passing: bool = False, other: bool = False, stated: bool = False
 ) -> dict[str, Any]:
     """Key, validity and classification for the event of ``text`` (empty when it states nothing).
 
@@ -75,8 +82,12 @@ def statement_fields(
     ``other``: the model is all but sure (:data:`~tianma.memory.statement_model.SURE`) the
     message states nothing about the user; then a message the rules took only as a terse
     assertion (``StatementCue.loose``: “complete this series: a_A b_B”) is not a statement.
+    ``stated``: the model is all but sure the message states something lasting; then a message
+    the rules read nothing in is a wish (:func:`~tianma.policies.statements.stated_by_model`).
     """
     cue = classify_statement(text)
+    if cue is None and stated:
+        cue = stated_by_model(text)
     if cue is not None and cue.loose and other:
         return {}
     if passing and not says_it_lasts(text) and not says_it_recurs(text) and (cue is None or cue.loose):
@@ -149,19 +160,25 @@ def _same_subject(
     vectors: Sequence[np.ndarray], background: np.ndarray, subjects: SubjectLabels | None,
 ) -> list[MemoryRecord]:  # fmt: skip
     """Those of the ``earlier`` lasting statements that ``event`` is about: the same extracted
-    key, closeness at or above :data:`SAME_SUBJECT` within :data:`NEAREST_MARGIN` of the best, or
-    the same subject label from :data:`SAME_LABEL` (not for a statement that only adds)."""
+    key; or, unless the two name different facets (:mod:`tianma.policies.aspects`), closeness at
+    or above :data:`SAME_SUBJECT` within :data:`NEAREST_MARGIN` of the best, the same subject
+    label from :data:`SAME_LABEL` or the same facet from :data:`SAME_ASPECT` (the last two not
+    for a statement that only adds)."""
     scores = subject_scores(event, vector, earlier, vectors, background)
     keys = {k for k, _, _ in _said(event)}
     best = max(scores)
-    labelled = [False] * len(earlier)
-    if subjects is not None and (cue.reversal or not _ADDITIVE.search(event.content)):
-        labelled = subjects.shared(vector, list(vectors))
-    return [
-        r for r, score, label in zip(earlier, scores, labelled, strict=True)
-        if keys & {k for k, _, _ in _said(r)} or (score >= SAME_SUBJECT and score >= best - NEAREST_MARGIN)
-        or (label and score >= SAME_LABEL)
-    ]  # fmt: skip
+    replaces = cue.reversal or not _ADDITIVE.search(event.content)
+    labelled = subjects.shared(vector, list(vectors)) if subjects is not None and replaces else [False] * len(earlier)
+    facets = aspects(event.content)
+    same: list[MemoryRecord] = []
+    for r, score, label in zip(earlier, scores, labelled, strict=True):
+        facet = relation(facets, aspects(r.content))
+        if keys & {k for k, _, _ in _said(r)} or (facet is not False and (
+            (score >= SAME_SUBJECT and score >= best - NEAREST_MARGIN) or (label and score >= SAME_LABEL)
+            or (facet and replaces and score >= SAME_ASPECT)
+        )):  # fmt: skip
+            same.append(r)
+    return same
 
 
 def close_by_newer(

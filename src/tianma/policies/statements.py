@@ -65,7 +65,7 @@ _DAY = _rx(r"今天|今晚|今早|今儿|今日|今天晚上|今个|这会儿|�
            r"just for now|for the moment|for the time being|temporarily)\b")
 _WEEK = _rx(r"这周|本周|这一周|这个星期|这礼拜|这个礼拜|这个周末|这周末|\b(?:this week|this weekend|all week|until the weekend|till the weekend)\b")
 _DAYS = _rx(r"这几天|这两天|最近几天|近几天|这阵子|这段时间先|"
-            r"\b(?:these (?:few |couple of )?days|for the next (?:few|couple of|two|three|\d+) days|for a few days|for a couple of days|the next few days)\b")
+            r"\b(?:these (?:few |couple of )days|for the next (?:few|couple of|two|three|\d+) days|for a few days|for a couple of days|the next few days)\b")
 _MOOD = _rx(r"心情|好累|太累|很累|累死|累了|累瘫|累趴|好困|很困|困死|困成|烦死|好烦|很烦|烦躁|暴躁|难受|疼|痛|感冒|发烧|咳嗽|鼻塞|嗓子|拉肚子|"
             r"闹肚子|生病|病了|不舒服|晕车|失眠|没睡好|没睡醒|熬夜|通宵|宿醉|喝多了|生理期|经期|姨妈|例假|郁闷|焦虑|伤心|难过|沮丧|低落|心累|"
             r"没精神|没胃口|吃不下|没力气|压力(?:好|很|太)?大|崩溃|气死|生气|上火|"
@@ -295,6 +295,17 @@ _RECURS = _rx(r"现在|每(?:天|周|晚|早|次|个|逢)|一天\S{0,2}次|周[�
               r"mornings|evenings|afternoons|anymore|these days)\b")
 """A schedule, a habit or a change that holds from now on (“No meetings on Wednesdays”, “We open
 at 6:30 now”, “周日不更新”): never a passing state, however much it talks of days and hours."""
+
+
+def stated_by_model(text: str) -> StatementCue | None:
+    """The cue of a message the rules read no statement in, when the statement model is all but
+    sure it states something lasting (“步骤一条都别省，写全写细”, “we no longer need quick meals — my
+    mom moved in, so give me slow weekend projects”): a wish, scoped in time by its own words. Never
+    a question, talk about the conversation, a paste or a message that carried a secret."""
+    if (_META.search(text) or _PASTED.search(text) or _QUESTION_MARK.search(text)
+            or any(mark in text for mark in SECRET_PLACEHOLDERS.values())):  # fmt: skip
+        return None
+    return StatementCue("wish", _period(text, "wish"), _REVERSAL.search(text) is not None, _STYLE.search(text) is not None)
 
 
 def says_it_recurs(text: str) -> bool:

@@ -141,3 +141,21 @@ def test_a_long_message_with_no_cue_is_no_statement_but_a_long_wish_is() -> None
     essay = "The committee met on Tuesday and discussed the budget for the coming year " * 3
     assert classify_statement(essay.strip() + ".") is None
     assert classify_statement("From now on, " + essay.strip() + ".") is not None
+
+
+def test_a_message_the_model_is_sure_of_is_a_wish_even_when_no_rule_reads_it() -> None:
+    from tianma.policies.statements import stated_by_model
+
+    cue = stated_by_model("步骤一条都别省，写全写细")
+    assert cue is not None and cue.kind == "wish" and cue.period is None
+    timed = stated_by_model("this week keep everything vegetarian")
+    assert timed is not None and timed.period == "week"
+    assert stated_by_model("What should I cook tonight?") is None  # a question never is
+    assert stated_by_model("这个怎么配置？") is None
+
+
+def test_these_days_is_now_not_a_few_days() -> None:
+    cue = classify_statement("I only need the quick gist these days, skip the references")
+    assert cue is not None and cue.period is None
+    few = classify_statement("For the next few days, skip the references")
+    assert few is not None and few.period == "days"

@@ -1,0 +1,33 @@
+"""Facets that tell two statements of one domain apart."""
+
+from __future__ import annotations
+
+import pytest
+
+from tianma.policies.aspects import aspects, relation
+
+
+@pytest.mark.parametrize(
+    ("text", "facet"),
+    [
+        ("以后回答简短一点", "detail"),
+        ("no markdown, I read you in a terminal", "format"),
+        ("用中文回答我吧", "language"),
+        ("Keep the tone formal, please", "tone"),
+        ("shoes under $200", "budget"),
+        ("预算三千以内", "budget"),
+        ("提醒放早上7点", "clock"),
+        ("我周二休息", "weekday"),
+        ("Distances in miles, please", "units"),
+        ("examples in Rust", "code"),
+        ("no spicy food for me", "spice"),
+    ],
+)
+def test_a_statement_names_its_facet(text: str, facet: str) -> None:
+    assert facet in aspects(text)
+
+
+def test_two_statements_share_a_facet_differ_or_cannot_tell() -> None:
+    assert relation(aspects("以后回答简短一点"), aspects("回答详细一些，多展开讲讲")) is True
+    assert relation(aspects("no markdown please"), aspects("answer in Spanish from now on")) is False
+    assert relation(aspects("我不吃香菜"), aspects("以后回答简短一点")) is None  # no facet: the vectors decide
