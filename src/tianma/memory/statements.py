@@ -217,7 +217,8 @@ def outdated_by_statements(
     """Ids of the retrieved ``records`` that a newer current lasting statement in ``statements``
     is about: centred closeness ≥ :data:`SAME_SUBJECT`, or ≥ :data:`SAME_LABEL` with the same
     subject label — the thresholds that close statements (:func:`close_superseded`), without
-    its nearest-only margin (every older message of the subject is outdated). A message that was
+    its nearest-only margin (every older message of the subject is outdated) and, unlike it,
+    without the facets of :mod:`tianma.policies.aspects` (not yet measured here). A message that was
     never a statement (a complaint phrased as a question, “怎么又给我推航班了”) cannot be closed
     when it is said; beside a newer statement of its subject in the same prompt it is outdated."""
     lasting = [s for s in statements if (c := cue_of(s)) is not None and c.period is None and s.at is not None]

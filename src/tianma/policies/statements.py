@@ -119,9 +119,15 @@ _POLITE = _rx(r"^(?:can|could|would|will) you (?:please )?|^(?:能不能|可不�
 # fmt: on
 
 
+def _never_a_statement(text: str) -> bool:
+    """Talk about the conversation, a paste, or a message that carried a secret (a request to
+    keep it): whatever the rules or the model read in it."""
+    return bool(_META.search(text) or _PASTED.search(text) or any(m in text for m in SECRET_PLACEHOLDERS.values()))
+
+
 def classify_statement(text: str) -> StatementCue | None:
     """The statement a user message makes, if it makes one (see the module table)."""
-    if _META.search(text) or _PASTED.search(text) or any(mark in text for mark in SECRET_PLACEHOLDERS.values()):
+    if _never_a_statement(text):
         return None
     sentences = asserted_sentences(text) + _polite_requests(text) or _asserted_clauses(text)
     if not sentences:
@@ -302,8 +308,7 @@ def stated_by_model(text: str) -> StatementCue | None:
     sure it states something lasting (“步骤一条都别省，写全写细”, “we no longer need quick meals — my
     mom moved in, so give me slow weekend projects”): a wish, scoped in time by its own words. Never
     a question, talk about the conversation, a paste or a message that carried a secret."""
-    if (_META.search(text) or _PASTED.search(text) or _QUESTION_MARK.search(text)
-            or any(mark in text for mark in SECRET_PLACEHOLDERS.values())):  # fmt: skip
+    if _never_a_statement(text) or _QUESTION_MARK.search(text):
         return None
     return StatementCue("wish", _period(text, "wish"), _REVERSAL.search(text) is not None, _STYLE.search(text) is not None)
 
