@@ -307,8 +307,11 @@ def stated_by_model(text: str) -> StatementCue | None:
     """The cue of a message the rules read no statement in, when the statement model is all but
     sure it states something lasting (“步骤一条都别省，写全写细”, “we no longer need quick meals — my
     mom moved in, so give me slow weekend projects”): a wish, scoped in time by its own words. Never
-    a question, talk about the conversation, a paste or a message that carried a secret."""
-    if _never_a_statement(text) or _QUESTION_MARK.search(text):
+    a question, talk about the conversation, a paste or a message that carried a secret; nor work
+    for this turn, as the rules read it (longer than two lines or :data:`TERSE_WORDS`, opening
+    with a task verb, an errand or the context of a request)."""
+    if (_never_a_statement(text) or _QUESTION_MARK.search(text) or not _terse(text)
+            or _TASK.match(text.strip()) or _only_context_of_a_request(text)):  # fmt: skip
         return None
     return StatementCue("wish", _period(text, "wish"), _REVERSAL.search(text) is not None, _STYLE.search(text) is not None)
 

@@ -152,6 +152,10 @@ def test_a_message_the_model_is_sure_of_is_a_wish_even_when_no_rule_reads_it() -
     assert timed is not None and timed.period == "week"
     assert stated_by_model("What should I cook tonight?") is None  # a question never is
     assert stated_by_model("这个怎么配置？") is None
+    # work for this turn, as the rules read it, is not made a statement by the model either
+    assert stated_by_model("rewrite for a single path and remove tls") is None
+    assert stated_by_model("Remind me to call the bank tomorrow at nine") is None
+    assert stated_by_model("Mitochondria are the powerhouse of the cell.\n\nSelect one:\nTrue\nFalse") is None
 
 
 def test_these_days_is_now_not_a_few_days() -> None:
