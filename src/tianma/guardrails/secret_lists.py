@@ -24,8 +24,8 @@ _STOP = "。！？!?\n"
 
 WIFI_QR = re.compile(r"WIFI:(?:[^\n]{0,120}?;)?P:(?P<v>(?:\\.|[^;\\\n]){1,63});", re.IGNORECASE)
 QUERY_SECRET = re.compile(
-    r"(?<![A-Za-z0-9_])[A-Za-z_]{0,20}(?:secret|passw(?:or)?d|pwd|token|api_?key|apikey)[A-Za-z_]{0,12}"
-    r"=(?P<v>[^&\s'\"<>]{6,128})",
+    r"(?<![A-Za-z0-9_])[A-Za-z_]{0,20}(?:secret|passw(?:or)?d|pwd|token|api_?key|apikey|(?:account|access|private|shared)_?key)[A-Za-z_]{0,12}"
+    r"=(?P<v>[^&;\s'\"<>]{6,128})",
     re.IGNORECASE,
 )
 CURL_USER = re.compile(r"\b(?:curl|wget|http)\b[^\n]{0,200}?\s(?:-u|--user)\s*['\"]?[^\s:'\"]{1,64}:(?P<v>[^\s'\"]{3,128})")

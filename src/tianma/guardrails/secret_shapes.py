@@ -26,7 +26,7 @@ _HAN = "\u3400-\u4dbf\u4e00-\u9fff"
 _STOP_CLAUSE = "。！？!?；;\n"
 _TOKEN_CHARS = r"A-Za-z0-9!@#$%^&*_.+=~?/\\-"
 
-URL_CREDENTIALS = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s:/@]{1,64}:(?P<v>[^\s@/]{1,128})@[^\s@]")
+URL_CREDENTIALS = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s:/@]{0,64}:(?P<v>[^\s@/]{1,128})@[^\s@]")
 CLI_PASSWORD = re.compile(
     r"(?:\b(?:mysql|mysqladmin|mysqldump|mariadb)\b[^\n]*?\s-p(?P<v1>[^\s-][^\s]*)"
     r"|\b(?:redis-cli)\b[^\n]*?\s-a\s+(?P<q2>['\"]?)(?P<v2>[^\s'\"]+)(?P=q2)"
@@ -90,7 +90,7 @@ NAMED_VALUE = re.compile(
     rf"|(?!(?:[a-z ]{{0,19}}[aeiou]){{4}})[a-z]{{4}}(?: [a-z]{{4}}){{3}}(?![A-Za-z]))"  # app password
     rf"[\])]?(?![{_TOKEN_CHARS}]))",
 )
-_NOT_CODE_BEFORE = re.compile(
+NOT_CODE_BEFORE = re.compile(
     r"(?:zip|postal|post|area|country|promo|promotion|discount|coupon|voucher|error|status|exit|source|qr|bar|"
     r"product|reference|confirmation|booking|tracking|order|flight|course|class|airport|colou?r|hex|dress|sort|"
     r"zone|region|invite|invitation|referral|gift|meeting|邮编|区号|优惠|折扣|兑换|错误|订单|快递|运单|航班|"
@@ -166,7 +166,7 @@ def named_value_check(text: str, m: re.Match[str]) -> tuple[int, int] | None:
     gap, name = m.group("gap"), m.group("name")
     if re.search(r"==|!=|[()]|(?<![A-Za-z])(?:if|return|def|not)(?![A-Za-z])", gap):
         return None  # code comparing or passing a password, not a value
-    if _asks(gap) or _NOT_CODE_BEFORE.search(text[max(0, m.start() - 16) : m.start()]):
+    if _asks(gap) or NOT_CODE_BEFORE.search(text[max(0, m.start() - 16) : m.start()]):
         return None
     weak = re.fullmatch(rf"(?i:{_WEAK_NAME})", name) is not None
     if weak and _NAME_OF.search(gap):
@@ -225,7 +225,7 @@ def sibling_numbers(text: str, found: list[tuple[int, int]]) -> list[tuple[int, 
         stop = min((i for i in (text.find(c, end) for c in _STOP_CLAUSE) if i >= 0), default=len(text))
         begin, scanned = max(end, scanned), stop
         for m in _BARE_NUMBER.finditer(text, begin, stop):
-            if not MEASURE.match(text, m.end()) and not _NOT_CODE_BEFORE.search(text[max(0, m.start() - 16) : m.start()]):
+            if not MEASURE.match(text, m.end()) and not NOT_CODE_BEFORE.search(text[max(0, m.start() - 16) : m.start()]):
                 spans.append((m.start("v"), m.end("v")))
     return spans
 

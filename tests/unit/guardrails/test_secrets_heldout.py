@@ -1,5 +1,5 @@
-"""The independent secrets corpora as ratchets (tests/fixtures/secrets/heldout/README.md, now dev
-data, and tests/fixtures/secrets/blind/README.md, held out and never read case by case): the
+"""The independent secrets corpora as ratchets (tests/fixtures/secrets/heldout/ and fresh/, now dev
+data, and tests/fixtures/secrets/blind/, held out and never read case by case; each README): the
 detector keeps at most as many of their values, and cuts at most as many near misses, as last
 measured. Pathological inputs finish in linear time."""
 
@@ -17,9 +17,10 @@ import pytest
 from tianma.guardrails.secrets import find_secrets, storable
 
 CORPORA = Path(__file__).resolve().parents[2] / "fixtures" / "secrets"
-LIMITS = {"heldout": (3, 0), "blind": (28, 2)}
-"""Corpus → (messages of 120 with a value left in the stored text, near misses of 120 in which
-something was taken for a secret), measured 2026-12-01."""
+LIMITS = {"heldout": (1, 0), "blind": (14, 4), "fresh": (17, 1)}
+"""Corpus → (messages with a value left in the stored text, near misses in which something was
+taken for a secret), measured 2026-12-02 (with ``secret_context``)."""
+SIZES = {"heldout": 120, "blind": 120, "fresh": 160}
 
 
 def _load(corpus: str, name: str) -> list[dict[str, Any]]:
@@ -31,7 +32,7 @@ def _load(corpus: str, name: str) -> list[dict[str, Any]]:
 def test_the_independent_corpora_do_not_get_worse(corpus: str) -> None:
     kept_at_most, cut_at_most = LIMITS[corpus]
     secrets, benign = _load(corpus, "secrets.jsonl"), _load(corpus, "benign.jsonl")
-    assert (len(secrets), len(benign)) == (120, 120)
+    assert (len(secrets), len(benign)) == (SIZES[corpus], SIZES[corpus])
     kept = [c["id"] for c in secrets if any(v in storable(c["text"])[0] for v in c["values"])]
     cut = [c["id"] for c in benign if find_secrets(c["text"])]
     assert len(kept) <= kept_at_most, kept
