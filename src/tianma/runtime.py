@@ -63,7 +63,7 @@ from tianma.results import (
 from tianma.settings import Settings
 from tianma.storage.dialogue_ends import EndedDialogue, IdleSweep, end_idle, idle_dialogues
 from tianma.storage.external_signals import revise_signal
-from tianma.storage.keyword_index import SqliteKeywordIndex
+from tianma.storage.keyword_index import open_keyword_index
 from tianma.storage.protocols import Embedder, MemoryStore
 from tianma.storage.records import Kind, MemoryRecord, NewEvent, ScoredMemory, Status
 from tianma.storage.replies import set_reply
@@ -130,7 +130,7 @@ class Runtime:
         except BaseException:
             store.close()
             raise
-        self.memory = Memory(store, vectors, SqliteKeywordIndex(engine, store.tx), embedder, TagIndex(store.tx))
+        self.memory = Memory(store, vectors, open_keyword_index(engine, store.tx), embedder, TagIndex(store.tx))
         self.memory.drain()  # vector writes a crash left in the outbox
         if moved is not None:  # moved from an older layout: make it match SQL exactly
             repair(self.memory)

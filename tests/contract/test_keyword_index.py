@@ -1,4 +1,5 @@
-"""Every KeywordIndex implementation passes this suite (SQLite FTS5 and in memory)."""
+"""Every KeywordIndex implementation passes this suite (SQLite FTS5, PostgreSQL tsvector and in
+memory)."""
 
 from __future__ import annotations
 
@@ -8,21 +9,23 @@ from pathlib import Path
 import pytest
 
 from tianma import ConfigError
-from tianma.storage.keyword_index import SqliteKeywordIndex
+from tianma.storage.keyword_index import SqliteKeywordIndex, open_keyword_index
 from tianma.storage.keyword_memory import InMemoryKeywordIndex
+from tianma.storage.keyword_postgres import PostgresKeywordIndex, tsvector_literal
 from tianma.storage.protocols import KeywordIndex
 from tianma.storage.sql_store import SqlMemoryStore, create_sql_engine
 from tianma.text.tokenize import tokenize
 
 
-@pytest.fixture(params=["sqlite", "memory"])
+@pytest.fixture(params=["sqlite", "postgres", "memory"])
 def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[KeywordIndex]:
-    if request.param == "sqlite":
-        engine = create_sql_engine(f"sqlite:///{tmp_path / 'k.db'}")
-        yield SqliteKeywordIndex(engine)
-        engine.dispose()
-    else:
+    if request.param == "memory":
         yield InMemoryKeywordIndex()
+        return
+    url = f"sqlite:///{tmp_path / 'k.db'}" if request.param == "sqlite" else request.getfixturevalue("postgres_url")
+    engine = create_sql_engine(url)
+    yield open_keyword_index(engine)
+    engine.dispose()
 
 
 def hits(index: KeywordIndex, user_id: str, query: str, *, others: bool = False) -> list[str]:
@@ -159,10 +162,30 @@ def test_english_text_is_case_insensitive(index: KeywordIndex) -> None:
     assert index.search("u", ["PARIS"], 5)[0][0] == "f"
 
 
-def test_fts5_is_sqlite_only_and_a_store_elsewhere_does_without_it(postgres_url: str) -> None:
+def test_tokens_that_are_query_syntax_are_plain_words(index: KeywordIndex) -> None:
+    # quotes, backslashes, operators of FTS5 and tsquery syntax: a token is only ever a token
+    index.upsert("u", [("q", "it's a back\\slash & (pipe | bang!) NOT near:3 'quoted'"), ("o", "walrus tusks")])
+    for token in ["it's", "\\", "&", "|", "!", "not", "near:3", "'", "''", ":*", "(", ")"]:
+        index.search("u", [token], 5)  # never a syntax error
+    assert hits(index, "u", "walrus") == ["o"]
+
+
+def test_each_database_gets_its_own_index(postgres_url: str, tmp_path: Path) -> None:
     store = SqlMemoryStore.from_url(postgres_url)
+    lite = create_sql_engine(f"sqlite:///{tmp_path / 'k.db'}")
     try:
-        with pytest.raises(ConfigError, match="SQLite only"):
-            SqliteKeywordIndex(store.engine, store.tx)
+        assert isinstance(open_keyword_index(store.engine, store.tx), PostgresKeywordIndex)
+        assert isinstance(open_keyword_index(lite), SqliteKeywordIndex)
+        with pytest.raises(ConfigError, match="SQLite and PostgreSQL"):
+            SqliteKeywordIndex(store.engine, store.tx)  # FTS5 is SQLite's
+        open_keyword_index(store.engine, store.tx)  # a second process opening it finds it there
     finally:
         store.close()
+        lite.dispose()
+
+
+def test_a_tsvector_literal_keeps_tokens_as_they_are() -> None:
+    assert tsvector_literal(["tea", "咖啡", "tea"]) == "'tea':1,3 '咖啡':2"
+    assert tsvector_literal(["it's", "a\\b"]) == "'it''s':1 'a\\\\b':2"
+    assert tsvector_literal([]) == ""
+    assert tsvector_literal(["x"] * 20000).endswith(",16383")

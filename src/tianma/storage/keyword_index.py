@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from sqlalchemy import Engine, text
 
 from tianma.errors import ConfigError
+from tianma.storage.protocols import KeywordIndex
 from tianma.storage.transactions import Transactions
 from tianma.text.tokenize import tokenize
 
@@ -36,6 +37,16 @@ def _quote(token: str) -> str:
     return '"' + token.replace('"', '""') + '"'
 
 
+def open_keyword_index(engine: Engine, tx: Transactions | None = None) -> KeywordIndex:
+    """The keyword index for the store's database: FTS5 in a SQLite file, a ``tsvector`` table on
+    PostgreSQL (:mod:`tianma.storage.keyword_postgres`); another database is a :class:`ConfigError`."""
+    if engine.dialect.name == "postgresql":
+        from tianma.storage.keyword_postgres import PostgresKeywordIndex
+
+        return PostgresKeywordIndex(engine, tx)
+    return SqliteKeywordIndex(engine, tx)
+
+
 class SqliteKeywordIndex:
     """BM25 keyword search in an FTS5 table inside the SQL store's SQLite file."""
 
@@ -44,7 +55,7 @@ class SqliteKeywordIndex:
         transaction with the records they index (:mod:`tianma.storage.transactions`)."""
         if engine.dialect.name != "sqlite":
             raise ConfigError(
-                f"sql.url: keyword search is built for SQLite only so far, not {engine.dialect.name}"
+                f"sql.url: keyword search is built for SQLite and PostgreSQL, not {engine.dialect.name}"
             )
         self._engine = engine
         self._tx = tx or Transactions(engine)
