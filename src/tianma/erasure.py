@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import RemoveMessage
 from langchain_core.runnables import RunnableConfig
@@ -25,6 +25,9 @@ from tianma.settings import Settings
 from tianma.storage.sql_store import SqlMemoryStore
 from tianma.telemetry.span_erase import erase_spans
 from tianma.text.tokenize import tokenize
+
+if TYPE_CHECKING:
+    from tianma.graph.checkpoints_postgres import PostgresWindowSaver
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,7 @@ def erase_elsewhere(
     *,
     settings: Settings,
     store: SqlMemoryStore,
-    saver: WindowSaver,
+    saver: WindowSaver | PostgresWindowSaver,
     graph: CompiledStateGraph[Any, Any, Any, Any],
     dialogue_lock: Callable[[str], threading.Lock],
 ) -> None:

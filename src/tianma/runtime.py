@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import random
-import sqlite3
 import threading
 import uuid
 import weakref
@@ -21,7 +20,7 @@ from opentelemetry.trace import format_trace_id
 from tianma.erasure import Forgotten, erase_elsewhere, thread_id
 from tianma.errors import ChatModelUnavailableError, InvalidInputError, RecordNotFoundError
 from tianma.graph.build import build_turn_graph
-from tianma.graph.checkpoints import WindowSaver
+from tianma.graph.checkpoints import open_window_saver
 from tianma.graph.deps import Deps
 from tianma.graph.reflection import ReflectionDeps, ReflectionInput, build_reflection_graph
 from tianma.guardrails.breaker import CircuitBreaker
@@ -140,9 +139,8 @@ class Runtime:
         self._policy = RerankPolicy(
             half_life_days=r.half_life_days, max_kept=r.max_injected, min_relevance=r.min_relevance
         )
-        self._checkpoints = sqlite3.connect(self.settings.checkpoint_path, check_same_thread=False)
         pii = self.settings.guardrails.pii_redaction
-        self._saver = WindowSaver(self._checkpoints, lambda text: storable(text, pii)[0])
+        self._saver = open_window_saver(self.settings, lambda text: storable(text, pii)[0])
         self._graph = build_turn_graph(self.settings.nodes, self._saver)
         self._reflection = build_reflection_graph()
         self._lock = threading.RLock()
@@ -729,7 +727,7 @@ class Runtime:
             if self._owns_embedder and callable(close_embedder):
                 close_embedder()
             self.memory.store.close()
-            self._checkpoints.close()
+            self._saver.close()
 
     def __enter__(self) -> Runtime:
         return self

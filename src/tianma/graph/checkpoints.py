@@ -1,12 +1,14 @@
 """Minimal checkpoints: one per dialogue, holding only what the next turn needs.
 
-LangGraph's :class:`SqliteSaver` writes the whole graph state under a new id on every turn —
-this turn's raw message, the text of every memory it injected, the message's vectors — and
-keeps them all. :class:`WindowSaver` keeps, of each checkpoint it is given, only the channels
-of :data:`KEPT_CHANNELS` (the window, its summary, the ids), with the window's and summary's
-text passed through ``redact`` (what an event may store of a user's text), and deletes the
-thread's older checkpoints once the new one is written. Its file grows with the number of
-dialogues × the window, not with the number of turns.
+LangGraph's savers write the whole graph state under a new id on every turn — this turn's raw
+message, the text of every memory it injected, the message's vectors — and keep them all.
+:class:`WindowCleaning` keeps, of each checkpoint it is given, only the channels of
+:data:`KEPT_CHANNELS` (the window, its summary, the ids), with the window's and summary's text
+passed through ``redact`` (what an event may store of a user's text), and deletes the thread's
+older checkpoints once the new one is written. What is kept grows with the number of dialogues ×
+the window, not with the number of turns. :class:`WindowSaver` is it on LangGraph's SQLite saver
+(``checkpoints.db`` in the home); :mod:`tianma.graph.checkpoints_postgres` on its PostgreSQL
+saver, in the store's database, when ``sql.url`` is PostgreSQL (:func:`open_window_saver`).
 """
 
 from __future__ import annotations
@@ -15,12 +17,17 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
 from langgraph.checkpoint.sqlite import SqliteSaver
+from sqlalchemy import make_url
+
+if TYPE_CHECKING:
+    from tianma.graph.checkpoints_postgres import PostgresWindowSaver
+    from tianma.settings import Settings
 
 REDACTED_CACHE = 4096
 """Window texts whose redaction is remembered (in memory only)."""
@@ -29,15 +36,15 @@ KEPT_CHANNELS = frozenset({"user_id", "dialogue_id", "event_id", "messages", "su
 the rest of a turn's state lives only for that turn."""
 
 
-class WindowSaver(SqliteSaver):
-    """A SQLite checkpointer that keeps one minimal, redacted checkpoint per thread."""
+class WindowCleaning:
+    """Keeps of a checkpoint only :data:`KEPT_CHANNELS`, redacted, and only the newest per thread.
+    Mixed in before a LangGraph saver, whose ``put`` it wraps; the saver's subclass says how to
+    delete a thread's older checkpoints (:meth:`_prune`)."""
 
-    def __init__(self, conn: sqlite3.Connection, redact: Callable[[str], str]) -> None:
-        super().__init__(conn)
+    def _init_cleaning(self, redact: Callable[[str], str]) -> None:
         self._redact_text = redact
         self._clean_texts: OrderedDict[str, str] = OrderedDict()
         self._clean_lock = threading.Lock()
-        conn.execute("PRAGMA secure_delete=ON")  # what is deleted is overwritten, not left in free pages
 
     def _redact(self, text: str) -> str:
         """``redact(text)``, once per text: a window is saved whole on every turn, and running the
@@ -70,9 +77,15 @@ class WindowSaver(SqliteSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         values = {k: self._clean(k, v) for k, v in checkpoint["channel_values"].items() if k in KEPT_CHANNELS}
-        saved = super().put(config, {**checkpoint, "channel_values": values}, metadata, new_versions)
+        saved: RunnableConfig = super().put(  # type: ignore[misc]
+            config, {**checkpoint, "channel_values": values}, metadata, new_versions
+        )
         self._prune(saved)
         return saved
+
+    def _prune(self, saved: RunnableConfig) -> None:
+        """Delete the thread's checkpoints older than ``saved``."""
+        raise NotImplementedError
 
     def _clean(self, channel: str, value: Any) -> Any:
         if channel == "messages" and isinstance(value, list):
@@ -85,6 +98,14 @@ class WindowSaver(SqliteSaver):
         if isinstance(message, BaseMessage) and isinstance(message.content, str):
             return message.model_copy(update={"content": self._redact(message.content)})
         return message
+
+class WindowSaver(WindowCleaning, SqliteSaver):
+    """A SQLite checkpointer that keeps one minimal, redacted checkpoint per thread."""
+
+    def __init__(self, conn: sqlite3.Connection, redact: Callable[[str], str]) -> None:
+        SqliteSaver.__init__(self, conn)
+        self._init_cleaning(redact)
+        conn.execute("PRAGMA secure_delete=ON")  # what is deleted is overwritten, not left in free pages
 
     def _prune(self, saved: RunnableConfig) -> None:
         """Delete the thread's checkpoints (and pending writes) older than ``saved``."""
@@ -114,3 +135,18 @@ class WindowSaver(SqliteSaver):
         """Fold the write-ahead log into the file and empty it (after a forget: no old copies)."""
         with self.lock:
             self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def close(self) -> None:
+        """Close the SQLite connection."""
+        self.conn.close()
+
+
+def open_window_saver(settings: Settings, redact: Callable[[str], str]) -> WindowSaver | PostgresWindowSaver:
+    """The window saver for ``settings``: in the store's PostgreSQL database when ``sql.url`` is
+    PostgreSQL, else ``checkpoints.db`` in the home."""
+    url = make_url(settings.sql_url)
+    if url.get_backend_name() == "postgresql":
+        from tianma.graph.checkpoints_postgres import PostgresWindowSaver
+
+        return PostgresWindowSaver.open(url, redact)
+    return WindowSaver(sqlite3.connect(settings.checkpoint_path, check_same_thread=False), redact)
