@@ -27,6 +27,7 @@ from sqlalchemy import (
     create_engine,
     inspect,
     select,
+    text,
 )
 from sqlalchemy.engine import Connection, Dialect
 
@@ -35,7 +36,7 @@ from tianma.storage.backup import sqlite_file, sqlite_snapshot
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 """Bump with a function in MIGRATIONS that upgrades a file of the previous version."""
 
 
@@ -223,6 +224,29 @@ job_runs = Table(
     Index("ix_job_runs_job_started", "job", "started_at"),
 )
 
+jobs = Table(
+    "jobs",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("kind", String(32), nullable=False),  # reflection | …
+    Column("key", String(300), nullable=False),  # one pending job per key: later asks join it
+    Column("user_id", String(255)),  # one running job of a kind per user
+    Column("payload", JSON, nullable=False),
+    Column("status", String(16), nullable=False),  # pending | running | done | failed
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("run_after", UtcDateTime, nullable=False),
+    Column("lease_until", UtcDateTime),
+    Column("worker", String(128)),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("finished_at", UtcDateTime),
+    Column("error", Text),
+    Column("result", JSON),
+    Index("uq_jobs_pending_key", "key", unique=True,
+          sqlite_where=text("status = 'pending'"), postgresql_where=text("status = 'pending'")),
+    Index("ix_jobs_status_run_after", "status", "run_after"),
+    Index("ix_jobs_user_kind_status", "user_id", "kind", "status"),
+)  # fmt: skip
+
 vector_outbox = Table(
     "vector_outbox",
     metadata,
@@ -285,12 +309,16 @@ def _add_record_tags(conn: Connection) -> None:
     conn.execute(meta.insert().values(key=TAGS_PENDING, value="1"))
 
 
+def _add_jobs(conn: Connection) -> None:
+    """v9: the job queue workers claim from (its table is created by ``create_all``)."""
+
+
 TAGS_PENDING = "tags_pending"
 """``tianma_meta`` key: records written before the association graph still need their tags."""
 
 MIGRATIONS: dict[int, Migration] = {
     2: _add_run_columns, 3: _add_reviews, 4: _add_job_runs, 5: _add_validity, 6: _add_vector_outbox,
-    7: _add_user_time_index, 8: _add_record_tags,
+    7: _add_user_time_index, 8: _add_record_tags, 9: _add_jobs,
 }  # fmt: skip
 """``MIGRATIONS[n]`` upgrades a store of schema version ``n - 1`` to ``n``."""
 
