@@ -48,6 +48,7 @@ from tianma.nodes.capture_signals import fold_update
 from tianma.policies.conflicts import Conflict, find_conflicts
 from tianma.policies.scoring import RerankPolicy, rerank
 from tianma.policies.signals import CONFIDENCE, FEEDBACK_KINDS
+from tianma.queue_worker import QueueWorker, worker_name
 from tianma.results import (
     AggregationReport,
     BehaviourReport,
@@ -59,6 +60,7 @@ from tianma.results import (
     Rollback,
     Version,
 )
+from tianma.runtime_jobs import enqueue_reflection, reflection_handler, uses_job_table
 from tianma.settings import Settings
 from tianma.storage.dialogue_ends import EndedDialogue, IdleSweep, end_idle, idle_dialogues
 from tianma.storage.external_signals import revise_signal
@@ -154,6 +156,9 @@ class Runtime:
         self._dialogues: weakref.WeakValueDictionary[str, threading.Lock] = weakref.WeakValueDictionary()
         self._reflecting: weakref.WeakValueDictionary[str, threading.Lock] = weakref.WeakValueDictionary()
         self._worker: ReflectionWorker | None = None
+        self._jobs: QueueWorker | None = None
+        self.job_table = uses_job_table(self.settings, engine)
+        """Reflections asked for by turns wait in the store's job table (``learning.queue``)."""
         self._closed = False
 
     # -- turns ----------------------------------------------------------------------------
@@ -378,6 +383,11 @@ class Runtime:
         background worker when one is running (:meth:`start_background_learning`), then None."""
         if due is None or not self.settings.learning.auto_reflect:
             return None
+        if self._worker is not None and self.job_table:
+            enqueue_reflection(self.memory.store.engine, user_id, at, due)
+            if self._jobs is not None:
+                self._jobs.wake()
+            return None
         if self._worker is not None:
             self._worker.submit(user_id, at, due)
             return None
@@ -409,7 +419,16 @@ class Runtime:
                 self._worker = ReflectionWorker(
                     lambda user_id, at, trigger: self.reflect(user_id, at=at, trigger=trigger), self._warm_learning
                 )
+                if self.job_table:  # this server takes queued reflections too; tianma worker adds more hands
+                    self._jobs = self.queue_worker("serve")
+                    self._jobs.start()
             return self._worker
+
+    def queue_worker(self, role: str) -> QueueWorker:
+        """A worker for the store's job queue that runs queued reflections with this runtime
+        (``tianma worker``; a thread of ``tianma serve`` when ``job_table``)."""
+        handlers = reflection_handler(lambda user_id, at, trigger: self.reflect(user_id, at=at, trigger=trigger)[0])
+        return QueueWorker(self.memory.store.engine, handlers, name=worker_name(role))
 
     # -- memory ---------------------------------------------------------------------------
 
@@ -714,6 +733,9 @@ class Runtime:
         """Release the store, the index and the checkpointer (a second call does nothing); a
         background reflection that is running finishes first, waiting ones are dropped."""
         worker, self._worker = self._worker, None
+        jobs, self._jobs = self._jobs, None
+        if jobs is not None:
+            jobs.close()
         if worker is not None:
             worker.close()
         with self._lock:

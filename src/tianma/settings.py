@@ -124,6 +124,11 @@ class LearningSettings(_Section):
     close_superseded: bool = True
     """A newer statement closes earlier ones about the same subject (off only to measure what
     it is worth: the learning benchmark's mutation check)."""
+    queue: Literal["auto", "process", "database"] = "auto"
+    """Where a reflection a turn asks for waits under ``tianma serve``: ``process`` — a thread of
+    the server; ``database`` — the store's job table, taken by a thread of each server and by
+    ``tianma worker`` processes, never twice at once for one user; ``auto`` — ``database`` on
+    PostgreSQL, else ``process``."""
 
 
 class GuardrailsSettings(_Section):

@@ -18,6 +18,7 @@ from tianma.cli import (  # noqa: F401  (sub-commands register on import)
     openwebui,
     review,
     serve,
+    worker,
 )
 from tianma.cli.app import app, console
 from tianma.errors import TianmaError

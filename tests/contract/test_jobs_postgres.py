@@ -1,0 +1,64 @@
+"""Reflections through the job table on PostgreSQL: a server's turn asks, a thread of the server
+or a ``tianma worker`` process reflects — once, recorded in the table."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from tests.conftest import RuntimeFactory
+from tests.fakes import ScriptedChatModel
+from tianma.runtime_jobs import enqueue_reflection
+from tianma.storage import job_queue
+
+T0 = datetime(2026, 11, 2, 20, 0, tzinfo=UTC)
+CLI = [sys.executable, "-c", "from tianma.cli import main; main()"]
+
+
+def _wait(predicate, seconds: float = 60) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
+
+
+def test_a_servers_turn_queues_the_reflection_and_its_thread_runs_it(make_runtime: RuntimeFactory, postgres_url: str) -> None:
+    rt = make_runtime(chat_model=ScriptedChatModel(replies=["好的。"]), sql={"url": postgres_url},
+                      learning={"every_messages": 2, "model_every_messages": 0})  # fmt: skip
+    assert rt.job_table  # auto: PostgreSQL
+    rt.start_background_learning()  # what tianma serve does
+    rt.chat("li", "以后回答先给结论。", dialogue_id="d1", at=T0)
+    rt.chat("li", "以后别用表情符号。", dialogue_id="d1", at=T0 + timedelta(minutes=1))
+    engine = rt.store.engine
+    _wait(lambda: job_queue.counts(engine).get("done", 0) == 1)
+    (job,) = job_queue.jobs(engine)
+    assert job["kind"] == "reflection" and job["user_id"] == "li" and job["attempts"] == 1
+    assert job["result"]["run_id"] and job["worker"].endswith(":serve")
+
+
+def test_tianma_worker_takes_what_a_server_queued(make_runtime: RuntimeFactory, postgres_url: str, tmp_path: Path) -> None:
+    rt = make_runtime(chat_model=ScriptedChatModel(replies=["好的。"]), sql={"url": postgres_url}, name="home")
+    rt.chat("li", "以后回答先给结论。", dialogue_id="d1", at=T0)
+    enqueue_reflection(rt.store.engine, "li", T0 + timedelta(minutes=5), "messages")  # as a server would
+    enqueue_reflection(rt.store.engine, "li", T0 + timedelta(minutes=6), "dialogues")  # joins the waiting one
+    home = rt.settings.home
+    rt.close()  # the embedded vector index is one process's at a time
+    env = {**os.environ, "TIANMA_HOME": str(home), "TIANMA_SQL__URL": postgres_url, "TIANMA_EMBEDDER__THREADS": "1"}
+    done = subprocess.run([*CLI, "worker", "--once"], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 job(s) run, 0 waiting" in done.stdout
+    again = make_runtime(sql={"url": postgres_url}, name="home")
+    (job,) = job_queue.jobs(again.store.engine)
+    assert job["status"] == "done" and job["payload"]["trigger"] == "dialogues" and job["worker"].endswith(":worker")
+    assert job["result"]["run_id"]
+
+
+def test_tianma_worker_on_sqlite_says_why_it_has_nothing_to_do(tmp_path: Path) -> None:
+    env = {**os.environ, "TIANMA_HOME": str(tmp_path / "home")}
+    done = subprocess.run([*CLI, "worker", "--once"], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1
+    assert "learning.queue" in done.stdout + done.stderr
