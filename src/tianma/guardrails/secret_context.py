@@ -64,10 +64,13 @@ _OTHER_NAME_BEFORE = re.compile(
     r"(?:电话|热线|客服|分机|房间|房号|住在?|尾号|末四位|后四位|余额|工资|价格|花了|名字|名称|叫做?|网络名|用户名|用户|会议号|邮箱|"
     r"(?<![A-Za-z])(?i:phone|tel|hotline|call|ext|extension|room|unit|apt|suite|ssid|names?|named|called|user(?:name)?|"
     r"id|commit|sha|hash|meeting|e-?mail|ending(?: in)?|last (?:four|4)(?: digits)?|balance|salary|price|cost|paid|spent|"
-    r"budget|at|by|until|till|before|after|from|since|in))(?:\s*(?:是|为|is|:|：|=))?[^A-Za-z0-9]{0,2}$"
+    r"budget|at|by|until|till|before|after|from|since))(?:\s*(?:是|为|is|:|：|=))?[^A-Za-z0-9]{0,2}$"
 )
 """A phone, room, user, network, commit, meeting, balance or price named just before, or a time
 (“at 0730”, “from 2019”): not a secret's value."""
+_YEAR = re.compile(r"(?:19|20)[0-9]{2}")
+_IN_BEFORE = re.compile(r"(?<![A-Za-z])(?i:in|of) $")
+"""“in 2019”, “summer of 1998”: a year (not “type in 4471”)."""
 _MODEL_BEFORE = re.compile(r"(?<![A-Za-z])(?!PIN|OTP|CVV|CVC|ATM|PWD?)[A-Z]{2,5} ?$")
 """A product's capitals before its number: RTX 4090, GTX 1080 (not PIN 4090)."""
 _CODE_OR_ERROR = re.compile(
@@ -115,8 +118,10 @@ def _a_password(text: str, m: re.Match[str]) -> bool:
 def _a_code(text: str, m: re.Match[str]) -> bool:
     digits = re.sub(r"[-#]", "", m.group("v"))
     trivial = len(set(digits)) == 1 or digits in "01234567890" or digits in "9876543210"
+    year = _YEAR.fullmatch(digits) is not None and _IN_BEFORE.search(text, 0, m.start()) is not None
     return not (
         trivial
+        or year
         or MEASURE.match(text, m.end())
         or _AFTER_A_NUMBER.match(text, m.end())
         or _named_otherwise(text, m.start())

@@ -21,6 +21,7 @@ def _values(text: str) -> list[str]:
         ("wifi password? it's on the fridge. ok found it: lemonTree88", "lemonTree88"),
         ("地下室那个储物柜，上回我改了，现在 6620，别跟别人说", "6620"),
         ("我妈的邮箱 我帮她设的 qiuju1958 就是密码", "qiuju1958"),
+        ("the gate keypad: type in 4471 then press the bell", "4471"),
     ],
 )
 def test_a_token_near_a_secrets_name_is_removed_wherever_it_stands(text: str, value: str) -> None:
@@ -43,6 +44,7 @@ def test_a_token_near_a_secrets_name_is_removed_wherever_it_stands(text: str, va
         "my flight 4471 leaves at 10:45, remind me to change the wifi password before",
         "the 10-person team shares one password manager vault",
         "密码忘了，验证码收不到，客服电话 95588 打不通",
+        "we moved in 2019 and the door code never changed",
     ],
 )
 def test_talk_about_secrets_keeps_its_numbers(text: str) -> None:
