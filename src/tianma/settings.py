@@ -48,7 +48,11 @@ class QdrantSettings(_Section):
     api_key: SecretStr | None = None
     """API key for a Qdrant server."""
     collection_prefix: str = "tianma"
-    """Prefix of the per-user collections on a Qdrant server."""
+    """Prefix of the collections on a Qdrant server."""
+    layout: Literal["tenants", "per_user"] = "tenants"
+    """On a Qdrant server: ``tenants`` — one collection, ``<prefix>_points``, with a ``user_id``
+    tenant index (what a server wants for many users); ``per_user`` — a collection per user (the
+    layout of tianma before 2026-12)."""
 
 
 class OllamaSettings(_Section):

@@ -1,20 +1,25 @@
 """Every VectorIndex implementation passes this suite: Qdrant Edge (the default), the in-memory
-reference, and qdrant-client (in memory and local mode on disk: the protocol a Qdrant server speaks)."""
+reference, and qdrant-client (in memory and local mode on disk: the protocol a Qdrant server speaks)
+in both server layouts — a collection per user, and one collection with a ``user_id`` tenant index.
+With ``TIANMA_TEST_QDRANT_URL`` set, both layouts also run against that real server."""
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
+from qdrant_client import QdrantClient
 
 from tianma import ConfigError
 from tianma.storage.edge_index import EdgeVectorIndex
 from tianma.storage.memory_index import InMemoryVectorIndex
 from tianma.storage.protocols import VectorIndex
 from tianma.storage.qdrant_index import QdrantVectorIndex
+from tianma.storage.qdrant_tenants import QdrantTenantIndex
 
 DIM = 8
 
@@ -25,7 +30,11 @@ def unit(*values: float) -> np.ndarray:
     return vec / np.linalg.norm(vec)
 
 
-IMPLEMENTATIONS = ["edge", "reference", "qdrant-memory", "qdrant-path"]
+SERVER = os.environ.get("TIANMA_TEST_QDRANT_URL")
+"""A real Qdrant server to run the server layouts against too (none can be installed where CI runs)."""
+IMPLEMENTATIONS = ["edge", "reference", "qdrant-memory", "qdrant-path", "qdrant-tenants"] + (
+    ["server-per-user", "server-tenants"] if SERVER else []
+)
 
 
 def open_index(kind: str, folder: Path, dim: int = DIM) -> VectorIndex:
@@ -33,6 +42,13 @@ def open_index(kind: str, folder: Path, dim: int = DIM) -> VectorIndex:
         return EdgeVectorIndex(folder / "vectors", dim)
     if kind == "reference":
         return InMemoryVectorIndex(dim)
+    prefix = f"t{uuid.uuid4().hex[:12]}"  # a server is shared: each test its own collections
+    if kind == "qdrant-tenants":
+        return QdrantTenantIndex(QdrantClient(location=":memory:"), dim)
+    if kind == "server-tenants":
+        return QdrantTenantIndex(QdrantClient(url=SERVER), dim, prefix=prefix)
+    if kind == "server-per-user":
+        return QdrantVectorIndex.from_options(dim=dim, url=SERVER, prefix=prefix)
     return QdrantVectorIndex.from_options(dim=dim, path=folder / "qdrant" if kind == "qdrant-path" else None)
 
 
@@ -142,3 +158,17 @@ def test_drop_all_empties_every_user(index: VectorIndex) -> None:
     assert index.count("alice") == index.count("bob") == 0
     index.upsert("alice", ids(1), np.vstack([unit(1)]))  # usable again after
     assert index.count("alice") == 1
+
+
+def test_the_tenant_layout_keeps_one_collection_and_checks_its_dimension() -> None:
+    client = QdrantClient(location=":memory:")
+    index = QdrantTenantIndex(client, DIM, prefix="fam")
+    a, b = ids(2)
+    index.upsert("alice", [a], np.vstack([unit(1)]))
+    index.upsert("bob", [b], np.vstack([unit(0, 1)]))
+    assert [c.name for c in client.get_collections().collections] == ["fam_points"]
+    index.upsert("bob", [a], np.vstack([unit(1)]))  # a record id is one point: upserted for bob, it is bob's
+    assert index.ids("alice") == set() and index.ids("bob") == {a, b}
+    with pytest.raises(ConfigError, match="index rebuild"):
+        QdrantTenantIndex(client, DIM * 2, prefix="fam").upsert("u", ids(1), np.ones((1, DIM * 2), dtype=np.float32))
+    index.close()

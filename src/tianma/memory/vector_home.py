@@ -7,6 +7,7 @@ from tianma.settings import Settings
 from tianma.storage.edge_index import EdgeVectorIndex
 from tianma.storage.protocols import MemoryStore, VectorIndex
 from tianma.storage.qdrant_index import QdrantVectorIndex
+from tianma.storage.qdrant_tenants import QdrantTenantIndex
 from tianma.storage.vector_migration import Progress, migrate_local_mode
 
 
@@ -23,7 +24,9 @@ def open_vector_index(
     qs = settings.qdrant
     if qs.url:
         api_key = qs.api_key.get_secret_value() if qs.api_key else None
-        return QdrantVectorIndex.from_options(dim=dim, url=qs.url, api_key=api_key, prefix=qs.collection_prefix), None
+        if qs.layout == "per_user":
+            return QdrantVectorIndex.from_options(dim=dim, url=qs.url, api_key=api_key, prefix=qs.collection_prefix), None
+        return QdrantTenantIndex.connect(dim, qs.url, api_key, qs.collection_prefix), None
     moved = migrate_local_mode(
         settings.qdrant_path, settings.vectors_path, dim, store.users(), qs.collection_prefix, progress
     )

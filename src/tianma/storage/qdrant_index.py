@@ -31,6 +31,8 @@ def map_qdrant_errors() -> Iterator[None]:
         with warnings.catch_warnings():
             # Measured here: local mode is fast enough for one user's active records.
             warnings.filterwarnings("ignore", message="Local mode is not recommended")
+            # the tenant index a server uses (qdrant_tenants) is a no-op in local mode, where tests run it
+            warnings.filterwarnings("ignore", message="Payload indexes have no effect in the local Qdrant")
             yield
     except (ResponseHandlingException, UnexpectedResponse, ConnectionError) as exc:
         raise BackendUnavailableError(f"vector index: {exc}") from exc
@@ -51,6 +53,24 @@ def is_locked(path: Path) -> bool:
             return True
         portalocker.unlock(handle)
     return False
+
+
+def ensure_collection(client: QdrantClient, name: str, dim: int) -> bool:
+    """Create collection ``name`` for ``dim``-d vectors (DOT distance); ``True`` when created.
+
+    Raises:
+        ConfigError: it exists with vectors of another size (built for another embedder).
+    """
+    if client.collection_exists(name):
+        size = getattr(client.get_collection(name).config.params.vectors, "size", None)
+        if size != dim:
+            raise ConfigError(
+                f"the vector index was built with {size}-d vectors, the embedder makes {dim}-d ones; "
+                "run `tianma index rebuild`"
+            )
+        return False
+    client.create_collection(name, vectors_config=models.VectorParams(size=dim, distance=models.Distance.DOT))
+    return True
 
 
 class QdrantVectorIndex:
@@ -102,18 +122,7 @@ class QdrantVectorIndex:
         name = self.collection(user_id)
         if name in self._known:
             return name
-        if self._client.collection_exists(name):
-            params = self._client.get_collection(name).config.params.vectors
-            size = getattr(params, "size", None)
-            if size != self._dim:
-                raise ConfigError(
-                    f"the vector index was built with {size}-d vectors, the embedder makes "
-                    f"{self._dim}-d ones; run `tianma index rebuild`"
-                )
-        else:
-            self._client.create_collection(
-                name, vectors_config=models.VectorParams(size=self._dim, distance=models.Distance.DOT)
-            )
+        ensure_collection(self._client, name, self._dim)
         self._known.add(name)
         return name
 
