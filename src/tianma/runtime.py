@@ -9,6 +9,7 @@ import uuid
 import weakref
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -20,7 +21,7 @@ from opentelemetry.trace import format_trace_id
 from tianma.erasure import Forgotten, erase_elsewhere, thread_id
 from tianma.errors import ChatModelUnavailableError, InvalidInputError, RecordNotFoundError
 from tianma.graph.build import build_turn_graph
-from tianma.graph.checkpoints import open_window_saver
+from tianma.graph.checkpoints import copy_windows, open_window_saver
 from tianma.graph.deps import Deps
 from tianma.graph.reflection import ReflectionDeps, ReflectionInput, build_reflection_graph
 from tianma.guardrails.breaker import CircuitBreaker
@@ -720,6 +721,11 @@ class Runtime:
         """Per user: what each index lacks or holds too many, by id (``tianma doctor``)."""
         with self._lock:
             return index_diffs(self.memory)
+
+    def take_windows(self, checkpoints: Path) -> int:
+        """Carry the dialogue windows of a ``checkpoints.db`` into this runtime's checkpointer
+        (``tianma migrate``: a home moved to PostgreSQL keeps its open dialogues)."""
+        return copy_windows(checkpoints, self._saver)
 
     def repair_index(self) -> Repair:
         """Apply the vector outbox, then index only what is missing and remove only what is

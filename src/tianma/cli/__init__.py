@@ -15,6 +15,7 @@ from tianma.cli import (  # noqa: F401  (sub-commands register on import)
     jobs,
     learning,
     memory,
+    migrate,
     openwebui,
     review,
     serve,

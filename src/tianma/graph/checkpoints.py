@@ -17,11 +17,12 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
+from langgraph.checkpoint.base import BaseCheckpointSaver, ChannelVersions, Checkpoint, CheckpointMetadata
 from langgraph.checkpoint.sqlite import SqliteSaver
 from sqlalchemy import make_url
 
@@ -150,3 +151,22 @@ def open_window_saver(settings: Settings, redact: Callable[[str], str]) -> Windo
 
         return PostgresWindowSaver.open(url, redact)
     return WindowSaver(sqlite3.connect(settings.checkpoint_path, check_same_thread=False), redact)
+
+
+def copy_windows(path: Path, target: BaseCheckpointSaver[Any]) -> int:
+    """Put each thread's newest checkpoint of the SQLite file ``path`` into ``target`` (a home
+    moved to PostgreSQL keeps its open dialogues); how many threads there were."""
+    if not path.is_file():
+        return 0
+    conn = sqlite3.connect(path)
+    try:
+        source = SqliteSaver(conn)
+        threads = [str(row[0]) for row in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")]
+        for thread in threads:
+            config: RunnableConfig = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+            found = source.get_tuple(config)
+            if found is not None:
+                target.put(config, found.checkpoint, found.metadata, found.checkpoint["channel_versions"])
+        return len(threads)
+    finally:
+        conn.close()
