@@ -1,6 +1,6 @@
 """``tianma migrate --to``: a SQLite home moved to PostgreSQL is the same home — every table
 compared equal, the same memories, keyword search there, an open dialogue's window carried over,
-both indexes consistent with SQL; a database that holds data is refused."""
+both indexes consistent with SQL; a home in use, or a database that holds data, is refused."""
 
 from __future__ import annotations
 
@@ -46,5 +46,8 @@ def test_a_sqlite_home_moves_to_postgres_whole(make_runtime: RuntimeFactory, pos
     moved.chat("li", "它几岁了？", dialogue_id="d2", at=T0 + timedelta(days=3))
     assert "推荐一本书" in str(model.prompts[-1])  # d2's window came along
 
+    busy = subprocess.run([*CLI, "migrate", "--to", postgres_url], env=env, capture_output=True, text=True, timeout=300)
+    assert busy.returncode == 1 and "占用" in busy.stdout + busy.stderr  # the home is open: refused before any copy
+    moved.close()
     again = subprocess.run([*CLI, "migrate", "--to", postgres_url], env=env, capture_output=True, text=True, timeout=300)
     assert again.returncode == 1 and "already holds data" in again.stdout + again.stderr

@@ -29,6 +29,22 @@ def migrate(
         raise ConfigError(f"tianma migrate moves a SQLite store; this home's is {make_url(source_url).get_backend_name()}")
     if target.get_backend_name() != "postgresql":
         raise ConfigError("--to: a PostgreSQL URL, e.g. postgresql+psycopg://user:password@host/database")
+    moved = settings.model_copy(update={"sql": settings.sql.model_copy(update={"url": to})})
+    # the runtime first: a tianma serve holding this home stops the move before anything is copied
+    with open_runtime(moved) as rt:
+        _copy(source_url, to)
+        repaired = rt.repair_index()  # the keyword index there is empty: every record is "missing"
+        windows = rt.take_windows(settings.checkpoint_path)
+    console.print(
+        f"{repaired.indexed} record(s) indexed for keyword search, {windows} dialogue window(s) carried over. "
+        f"Now set sql.url (TIANMA_SQL__URL) to the new database and start tianma serve / "
+        f"已迁移：请把 sql.url 设为新数据库后再启动",
+        markup=False,
+    )
+
+
+def _copy(source_url: str, to: str) -> None:
+    """Copy with a progress bar, compare, show the comparison; raise if any table differs."""
     source, dest = create_sql_engine(source_url), create_sql_engine(to)
     try:
         with source.connect() as conn:
@@ -49,14 +65,3 @@ def migrate(
     console.print(shown)
     if not all(row.same for row in tables):
         raise ConfigError("the copy differs from the source (table above): the home still uses SQLite / 复制结果不一致")
-    moved = settings.model_copy(update={"sql": settings.sql.model_copy(update={"url": to})})
-    with open_runtime(moved) as rt:
-        repaired = rt.repair_index()  # the keyword index there is empty: every record is "missing"
-        windows = rt.take_windows(settings.checkpoint_path)
-    console.print(
-        f"{repaired.indexed} record(s) indexed for keyword search, {windows} dialogue window(s) carried over. "
-        f"Now set sql.url (TIANMA_SQL__URL) to the new database and start tianma serve / "
-        f"已迁移：请把 sql.url 设为新数据库后再启动",
-        markup=False,
-    )
-
