@@ -4,8 +4,9 @@ in a ``tsvector`` with a GIN index, in the store's own database.
 The tokens are tianma's (jieba for Chinese, lower-cased), written as a ``tsvector`` literal with
 their positions — no text-search configuration re-parses them, so a document and a query always
 agree on what a token is. PostgreSQL's ``ts_rank`` has no inverse document frequency, so the
-score is BM25 computed in the query, as :class:`~tianma.storage.keyword_memory.InMemoryKeywordIndex`
-computes it: ``Σ idf(t) · f·(K1+1) / (f + K1·(1 − B + B·len/avglen))`` with ``idf = ln((N − n + ½)
+score is BM25 computed in the query (the document frequencies counted on the matching rows
+themselves, which hold every occurrence of a query token), as
+:class:`~tianma.storage.keyword_memory.InMemoryKeywordIndex` computes it: ``Σ idf(t) · f·(K1+1) / (f + K1·(1 − B + B·len/avglen))`` with ``idf = ln((N − n + ½)
 / (n + ½))`` floored at 1e-6 as in FTS5.
 
 Differences from :class:`~tianma.storage.keyword_index.SqliteKeywordIndex`: ``N``, ``n`` and the
@@ -41,21 +42,21 @@ _SCHEMA = (
 )
 
 _SEARCH = """
-WITH terms AS MATERIALIZED (
-  SELECT t.term, (SELECT count(*) FROM {table} k WHERE {who} AND k.tsv @@ t.q) AS df
-  FROM unnest(CAST(:terms AS text[]), CAST(:queries AS tsquery[])) AS t(term, q)
+WITH hits AS MATERIALIZED (
+  SELECT k.record_id, k.tsv, k.n_tokens FROM {table} k WHERE {who} AND k.tsv @@ CAST(:any AS tsquery)
 ),
-stats AS MATERIALIZED (SELECT count(*) AS n, coalesce(avg(k.n_tokens), 1) AS avglen FROM {table} k WHERE {who}),
-hits AS (SELECT k.record_id, k.tsv, k.n_tokens FROM {table} k WHERE {who} AND k.tsv @@ CAST(:any AS tsquery))
-SELECT h.record_id,
-       sum(greatest(ln((s.n - t.df + 0.5) / (t.df + 0.5)), 1e-6)
-           * (f.tf * ({k1} + 1)) / (f.tf + {k1} * (1 - {b} + {b} * h.n_tokens / s.avglen))) AS score
-FROM hits h
-CROSS JOIN stats s
-CROSS JOIN LATERAL (SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf FROM unnest(h.tsv) AS u) AS f
-JOIN terms t ON t.term = f.lexeme
-GROUP BY h.record_id
-ORDER BY score DESC, h.record_id
+tf AS MATERIALIZED (
+  SELECT h.record_id, h.n_tokens, u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf
+  FROM hits h CROSS JOIN LATERAL unnest(h.tsv) AS u WHERE u.lexeme = ANY(CAST(:terms AS text[]))
+),
+df AS (SELECT lexeme, count(*) AS n FROM tf GROUP BY lexeme),
+stats AS MATERIALIZED (SELECT count(*) AS n, coalesce(avg(k.n_tokens), 1) AS avglen FROM {table} k WHERE {who})
+SELECT f.record_id,
+       sum(greatest(ln((s.n - d.n + 0.5) / (d.n + 0.5)), 1e-6)
+           * (f.tf * ({k1} + 1)) / (f.tf + {k1} * (1 - {b} + {b} * f.n_tokens / s.avglen))) AS score
+FROM tf f JOIN df d ON d.lexeme = f.lexeme CROSS JOIN stats s
+GROUP BY f.record_id
+ORDER BY score DESC, f.record_id
 LIMIT :limit
 """
 
@@ -153,7 +154,6 @@ class PostgresKeywordIndex:
         params = {
             "owner": user_id,
             "terms": terms,
-            "queries": [_lexeme(t) for t in terms],
             "any": " | ".join(map(_lexeme, terms)),
             "limit": limit,
         }
