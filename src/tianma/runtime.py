@@ -63,7 +63,7 @@ from tianma.results import (
 )
 from tianma.runtime_jobs import enqueue_reflection, reflection_handler, uses_job_table
 from tianma.settings import Settings
-from tianma.storage.dialogue_ends import EndedDialogue, IdleSweep, end_idle, idle_dialogues
+from tianma.storage.dialogue_ends import EndedDialogue, IdleSweep, end_idle, ended_before, idle_dialogues
 from tianma.storage.external_signals import revise_signal
 from tianma.storage.keyword_index import open_keyword_index
 from tianma.storage.protocols import Embedder, MemoryStore
@@ -345,6 +345,19 @@ class Runtime:
             due = reflection_due(self.memory.store, user_id, None, self.settings.learning) if ended else None
         self._auto_reflect(user_id, due, when)
         return ended
+
+    def drop_old_windows(self, at: datetime | None = None) -> int:
+        """Delete the windows (checkpoints) of dialogues that ended more than ``window.keep_days``
+        before ``at`` (the daily ``decay`` job); how many. Their messages stay as events."""
+        keep = self.settings.window.keep_days
+        if keep == 0:
+            return 0
+        old = {thread_id(u, d) for u, d in ended_before(self.memory.store.engine, as_aware(at) - timedelta(days=keep))}
+        dropped = sorted(old & self._saver.thread_ids())
+        for thread in dropped:
+            with self._dialogue_lock(thread):
+                self._saver.delete_thread(thread)
+        return len(dropped)
 
     def end_idle_dialogues(self, at: datetime | None = None, idle: timedelta | None = None) -> IdleSweep:
         """End every open dialogue with no turn for ``idle`` (default ``serve.dialogue_idle_minutes``)

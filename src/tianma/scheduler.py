@@ -174,7 +174,8 @@ def _decay(rt: Runtime, at: datetime) -> dict[str, Any]:
     reports = rt.maintain(at)
     return {"users": len(reports), "run_ids": [r.run_id for r in reports],
             "decayed": sum(len(r.decayed) for r in reports),
-            "inactive": sum(len(r.inactive) for r in reports), "ab": sum(len(r.ab) for r in reports)}  # fmt: skip
+            "inactive": sum(len(r.inactive) for r in reports), "ab": sum(len(r.ab) for r in reports),
+            "windows_dropped": rt.drop_old_windows(at)}  # fmt: skip
 
 
 def _aggregate(rt: Runtime, at: datetime) -> dict[str, Any]:

@@ -108,6 +108,10 @@ class WindowSettings(_Section):
     """Turns kept verbatim in the short-term window."""
     fold: int = Field(default=6, ge=1)
     """Oldest turns folded into the rolling summary when the window overflows."""
+    keep_days: int = Field(default=30, ge=0)
+    """Days a dialogue's window (its checkpoint) is kept after the dialogue ended, for a client
+    that comes back to it; the daily ``decay`` job deletes older ones (0: keep them all). What was
+    said stays in memory as events either way."""
 
 
 class LearningSettings(_Section):

@@ -71,6 +71,9 @@ def test_windows_in_postgres_are_redacted_and_a_forgotten_message_leaves_them(
     rt.forget("u", kept.event_id)  # the window quoting it is found in PostgreSQL and cleaned
     assert "札幌看雪景".encode() not in _window_bytes(postgres_url)
     assert _checkpoints(postgres_url) == {"u\x1fd1": 1}
+    rt.end_dialogue("d1", at=T0 + timedelta(minutes=2))
+    assert rt.drop_old_windows(at=T0 + timedelta(days=rt.settings.window.keep_days + 1)) == 1
+    assert _checkpoints(postgres_url) == {}
 
 
 def _window_bytes(url: str) -> bytes:

@@ -137,6 +137,12 @@ class WindowSaver(WindowCleaning, SqliteSaver):
         with self.lock:
             self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
+    def thread_ids(self) -> set[str]:
+        """Every thread with a checkpoint."""
+        with self.cursor(transaction=False) as cur:
+            cur.execute("SELECT DISTINCT thread_id FROM checkpoints")
+            return {str(row[0]) for row in cur.fetchall()}
+
     def close(self) -> None:
         """Close the SQLite connection."""
         self.conn.close()

@@ -76,6 +76,12 @@ class PostgresWindowSaver(WindowCleaning, PostgresSaver):
                 found.update(str(row["thread_id"]) for row in cur.fetchall())
         return sorted(found)
 
+    def thread_ids(self) -> set[str]:
+        """Every thread with a checkpoint."""
+        with self._cursor() as cur:
+            cur.execute("SELECT DISTINCT thread_id FROM checkpoints")
+            return {str(row["thread_id"]) for row in cur.fetchall()}
+
     def compact(self) -> None:
         """``VACUUM`` the checkpoint tables (after a forget): dead rows' space is freed for reuse;
         PostgreSQL does not overwrite the bytes as SQLite's ``secure_delete`` does."""

@@ -92,3 +92,11 @@ def end_idle(engine: Engine, dialogue: IdleDialogue, at: datetime) -> bool:
             .values(ended_at=at)
         )
     return done.rowcount == 1
+
+
+def ended_before(engine: Engine, cutoff: datetime) -> list[tuple[str, str]]:
+    """``(user_id, dialogue_id)`` of the dialogues that ended before ``cutoff`` and stayed ended."""
+    d = t.dialogues
+    query = select(d.c.user_id, d.c.id).where(d.c.ended_at.is_not(None), d.c.ended_at < cutoff).order_by(d.c.ended_at)
+    with map_sql_errors(), engine.connect() as conn:
+        return [(str(user), str(dialogue)) for user, dialogue in conn.execute(query)]

@@ -64,3 +64,24 @@ def test_the_file_grows_with_dialogues_not_with_turns(make_runtime: RuntimeFacto
     short, long = size_after(6, "a"), size_after(30, "b")
     assert long < 1.5 * short
     assert len(checkpoints(rt)) == 2
+
+
+def test_windows_of_dialogues_ended_long_ago_are_dropped(make_runtime: RuntimeFactory) -> None:
+    rt = make_runtime(embedder=CharacterEmbedder(), window={"keep_days": 30})
+    rt.chat("u", "很久以前的对话", dialogue_id="old", at=T0)
+    rt.end_dialogue("old", at=T0 + timedelta(minutes=1))
+    rt.chat("u", "前几天的对话", dialogue_id="recent", at=T0 + timedelta(days=25))
+    rt.end_dialogue("recent", at=T0 + timedelta(days=25, minutes=1))
+    rt.chat("u", "还开着的对话", dialogue_id="open", at=T0)  # never ended: kept however old
+    assert rt.drop_old_windows(at=T0 + timedelta(days=40)) == 1
+    assert sorted(thread.split("\x1f")[1] for thread, _ in checkpoints(rt)) == ["open", "recent"]
+    assert rt.drop_old_windows(at=T0 + timedelta(days=40)) == 0  # nothing left to drop
+    assert any(m.content == "很久以前的对话" for m in rt.memories("u"))  # the message stays an event
+
+
+def test_keep_days_zero_keeps_every_window(make_runtime: RuntimeFactory) -> None:
+    rt = make_runtime(embedder=CharacterEmbedder(), window={"keep_days": 0})
+    rt.chat("u", "很久以前的对话", dialogue_id="old", at=T0)
+    rt.end_dialogue("old", at=T0 + timedelta(minutes=1))
+    assert rt.drop_old_windows(at=T0 + timedelta(days=4000)) == 0
+    assert len(checkpoints(rt)) == 1
