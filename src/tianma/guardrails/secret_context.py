@@ -19,7 +19,7 @@ from __future__ import annotations
 import bisect
 import re
 
-from tianma.guardrails.secret_shapes import MEASURE, NOT_CODE_BEFORE
+from tianma.guardrails.secret_shapes import MEASURE, MODEL, NOT_CODE_BEFORE
 from tianma.text.placeholders import PII_PLACEHOLDERS, SECRET_PLACEHOLDERS
 
 Span = tuple[int, int]
@@ -106,6 +106,8 @@ def near_a_name(text: str) -> list[tuple[str, Span]]:
 
 def _a_password(text: str, m: re.Match[str]) -> bool:
     value = m.group("v")
+    if MODEL.fullmatch(value) and _WEAK_NAMES_ONLY.fullmatch(_names_near(text, m.start())):
+        return False  # near a router's or a laptop's name only: its model (AX3000, i7-12700)
     letters = sum(ch.isascii() and ch.isalpha() for ch in value)
     return (
         letters >= 2
@@ -126,6 +128,18 @@ def _a_code(text: str, m: re.Match[str]) -> bool:
         or _AFTER_A_NUMBER.match(text, m.end())
         or _named_otherwise(text, m.start())
     )
+
+
+_WEAK_NAMES_ONLY = re.compile(
+    r"(?:(?:wi-?fi|router|modem|路由器|账号|帐号|account|login|log ?in(?:to)?|sign ?in|支付|panel|screen|phone|app)\s*)*",
+    re.IGNORECASE,
+)
+"""Names of things that have a model or a number of their own, not only a secret."""
+
+
+def _names_near(text: str, at: int) -> str:
+    """The secret names within :data:`WINDOW` characters of ``at``, space-joined."""
+    return " ".join(m.group() for m in NAME.finditer(text, max(0, at - WINDOW), at + WINDOW))
 
 
 def _named_otherwise(text: str, start: int) -> bool:

@@ -90,6 +90,8 @@ NAMED_VALUE = re.compile(
     rf"|(?!(?:[a-z ]{{0,19}}[aeiou]){{4}})[a-z]{{4}}(?: [a-z]{{4}}){{3}}(?![A-Za-z]))"  # app password
     rf"[\])]?(?![{_TOKEN_CHARS}]))",
 )
+MODEL = re.compile(r"(?:[A-Z]{1,4}-)?[A-Z]{1,4}[0-9]{2,6}[A-Z]{0,3}|[a-z][0-9]-[0-9]{4,5}[A-Z]{0,2}")
+"""A product's model: capitals and digits (AX3000, RT-AX86U, WR841N, GTX1080), a CPU (i7-12700)."""
 NOT_CODE_BEFORE = re.compile(
     r"(?:zip|postal|post|area|country|promo|promotion|discount|coupon|voucher|error|status|exit|source|qr|bar|"
     r"product|reference|confirmation|booking|tracking|order|flight|course|class|airport|colou?r|hex|dress|sort|"
@@ -204,8 +206,8 @@ def named_value_check(text: str, m: re.Match[str]) -> tuple[int, int] | None:
             return None
         if re.fullmatch(r"(?:19|20)[0-9]{2}", value) and re.match(r"\s*(?:年|-|/)", text[end:]):
             return None  # a year
-    elif re.fullmatch(r"[A-Za-z]+", value.rstrip("#")):
-        return None
+    elif re.fullmatch(r"[A-Za-z]+", value.rstrip("#")) or (weak and MODEL.fullmatch(value)):
+        return None  # a word; after a router's or a laptop's name, its model (AX3000, RT-AX86U, i7-12700)
     return start, end
 
 

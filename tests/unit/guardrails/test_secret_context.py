@@ -45,6 +45,8 @@ def test_a_token_near_a_secrets_name_is_removed_wherever_it_stands(text: str, va
         "the 10-person team shares one password manager vault",
         "密码忘了，验证码收不到，客服电话 95588 打不通",
         "we moved in 2019 and the door code never changed",
+        "my wifi is slow, router model AX3000, what should I change?",
+        "路由器是小米AX3000，wifi老断",
     ],
 )
 def test_talk_about_secrets_keeps_its_numbers(text: str) -> None:
@@ -63,3 +65,8 @@ def test_a_placeholder_names_no_secret() -> None:
     # a value removed before must not make the rest of the message a secret's neighbourhood
     assert near_a_name("[密码已删除/password removed] was it, and the parcel is 20417 grams") == []
     assert near_a_name("[密码已删除/password removed] and Room 4418 is ours") == []
+
+
+def test_a_routers_model_is_not_its_password_but_a_value_after_password_is() -> None:
+    assert redact_secrets("the wifi router RT-AX86U keeps dropping")[0] == "the wifi router RT-AX86U keeps dropping"
+    assert "QX88271" not in redact_secrets("router admin password? it's on the sticker: QX88271")[0]
