@@ -125,3 +125,11 @@ def test_failures_back_off_then_stop(engine: Engine) -> None:
     assert q.claim(engine, "w", now + timedelta(days=1)) is None
     (row,) = q.jobs(engine)
     assert row["status"] == "failed" and row["error"] == "model timed out" and row["attempts"] == q.MAX_ATTEMPTS
+
+
+def test_forgetting_a_user_takes_their_jobs(engine: Engine) -> None:
+    q.enqueue(engine, "reflection", "reflection:u", {"user_id": "u"}, user_id="u", at=T0)
+    q.enqueue(engine, "reflection", "reflection:v", {"user_id": "v"}, user_id="v", at=T0)
+    store = SqlMemoryStore(engine)
+    store.delete("u")  # the whole user
+    assert [j["user_id"] for j in q.jobs(engine)] == ["v"]

@@ -25,6 +25,8 @@ def test_all_lists_exactly_the_public_names() -> None:
         "bench",
         "scheduler",
         "learning_worker",
+        "queue_worker",
+        "runtime_jobs",
         "serve",
         "testing",
         "operations",

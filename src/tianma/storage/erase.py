@@ -91,7 +91,7 @@ def _chunks(items: list[str]) -> list[list[str]]:
 def erase_copies(conn: Connection, user_id: str, ids: Collection[str], texts: Iterable[str], *, whole_user: bool) -> None:
     """Delete or blank every copy of the forgotten records' text in ``conn``'s transaction."""
     if whole_user:
-        for table in (t.reviews, t.reflection_runs, t.run_changes):
+        for table in (t.reviews, t.reflection_runs, t.run_changes, t.jobs):
             conn.execute(delete(table).where(table.c.user_id == user_id))
         return
     for chunk in _chunks(list(ids)):
