@@ -12,6 +12,7 @@ from sqlalchemy import Engine
 from tianma.queue_worker import Handler
 from tianma.settings import Settings
 from tianma.storage import job_queue as q
+from tianma.storage.schema import utcnow
 
 REFLECTION = "reflection"
 
@@ -23,9 +24,10 @@ def uses_job_table(settings: Settings, engine: Engine) -> bool:
 
 
 def enqueue_reflection(engine: Engine, user_id: str, at: datetime, trigger: str) -> None:
-    """Ask for a reflection of ``user_id`` as of ``at``; joins one of theirs that waits."""
+    """Ask for a reflection of ``user_id`` as of ``at``; joins one of theirs that waits. The job
+    is due now by the clock, whatever ``at`` says (a turn may be dated in the past or future)."""
     payload = {"user_id": user_id, "at": at.isoformat(), "trigger": trigger}
-    q.enqueue(engine, REFLECTION, f"{REFLECTION}:{user_id}", payload, user_id=user_id, at=at)
+    q.enqueue(engine, REFLECTION, f"{REFLECTION}:{user_id}", payload, user_id=user_id, at=utcnow())
 
 
 def reflection_handler(reflect: Callable[[str, datetime, str], Any]) -> dict[str, Handler]:

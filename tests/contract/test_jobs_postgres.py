@@ -31,8 +31,9 @@ def test_a_servers_turn_queues_the_reflection_and_its_thread_runs_it(make_runtim
                       learning={"every_messages": 2, "model_every_messages": 0})  # fmt: skip
     assert rt.job_table  # auto: PostgreSQL
     rt.start_background_learning()  # what tianma serve does
-    rt.chat("li", "以后回答先给结论。", dialogue_id="d1", at=T0)
-    rt.chat("li", "以后别用表情符号。", dialogue_id="d1", at=T0 + timedelta(minutes=1))
+    future = datetime.now(UTC) + timedelta(days=30)  # a turn dated ahead: its reflection is still due now
+    rt.chat("li", "以后回答先给结论。", dialogue_id="d1", at=future)
+    rt.chat("li", "以后别用表情符号。", dialogue_id="d1", at=future + timedelta(minutes=1))
     engine = rt.store.engine
     _wait(lambda: job_queue.counts(engine).get("done", 0) == 1)
     (job,) = job_queue.jobs(engine)
