@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,15 +15,10 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
+from tests.serve_process import free_port, wait_up
 from tianma.testing.ollama_standin import OllamaStandin
 
 MODEL = "qwen2.5:7b"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _rows(url: str, query: str) -> list[tuple[object, ...]]:
@@ -41,7 +35,7 @@ def test_serve_on_postgres_answers_remembers_and_queues_learning(
 ) -> None:
     for name in ("no_proxy", "NO_PROXY"):
         monkeypatch.setenv(name, "127.0.0.1,localhost")
-    port = _free_port()
+    port = free_port()
     with OllamaStandin() as ollama:
         env = {**os.environ, "TIANMA_HOME": str(tmp_path / "home"), "TIANMA_SQL__URL": postgres_url,
                "TIANMA_OLLAMA__BASE_URL": ollama.base_url, "TIANMA_OLLAMA__MODEL": MODEL,
@@ -52,14 +46,7 @@ def test_serve_on_postgres_answers_remembers_and_queues_learning(
         )  # fmt: skip
         url = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.monotonic() + 90
-            while True:
-                assert proc.poll() is None and time.monotonic() < deadline, "tianma serve did not come up"
-                try:
-                    if httpx.get(url, timeout=1).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    time.sleep(0.2)
+            wait_up(url, proc, seconds=90)
             history: list[dict[str, str]] = []
             for said in ("以后回答先给结论。", "我家的猫叫年糕。"):
                 history.append({"role": "user", "content": said})

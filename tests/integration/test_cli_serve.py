@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -12,31 +11,14 @@ from pathlib import Path
 
 import httpx
 
+from tests.serve_process import free_port, wait_up
 from tianma.testing.ollama_standin import OllamaStandin
 
 MODEL = "qwen2.5:7b"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_up(url: str, proc: subprocess.Popen[str], seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.communicate()[0]
-        try:
-            if httpx.get(url, timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            time.sleep(0.2)
-    raise AssertionError("tianma serve did not come up")
-
-
 def test_serve_answers_keeps_the_turns_tree_and_stops_on_ctrl_c(tmp_path: Path, ollama_standin: OllamaStandin) -> None:
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "TIANMA_HOME": str(tmp_path / "home"), "TIANMA_OLLAMA__BASE_URL": ollama_standin.base_url,
            "TIANMA_OLLAMA__MODEL": MODEL, "TIANMA_EMBEDDER__THREADS": "1"}  # fmt: skip
     proc = subprocess.Popen(
@@ -45,7 +27,7 @@ def test_serve_answers_keeps_the_turns_tree_and_stops_on_ctrl_c(tmp_path: Path, 
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_up(url, proc)
+        wait_up(url, proc)
         r = httpx.post(f"{url}/api/chat", timeout=60, json={"model": MODEL, "stream": False,
                        "messages": [{"role": "user", "content": "我家的猫叫年糕"}]})  # fmt: skip
         assert r.status_code == 200 and r.json()["message"]["content"] == "你说：我家的猫叫年糕"

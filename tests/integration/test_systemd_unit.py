@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -25,16 +24,11 @@ import httpx
 import pytest
 
 from tests.packaging.files import HEALTHCHECK, unit_environment, unit_value
+from tests.serve_process import free_port, wait_up
 from tianma.testing.ollama_standin import OllamaStandin
 
 MODEL = "qwen2.5:7b"
 UNIT_SCRIPT = "/opt/tianma/venv/bin/tianma"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _unit_command_and_env(home: Path, ollama_url: str, port: int) -> tuple[list[str], dict[str, str]]:
@@ -50,29 +44,17 @@ def _unit_command_and_env(home: Path, ollama_url: str, port: int) -> tuple[list[
     return [str(script), *command[1:]], env
 
 
-def _wait_up(url: str, proc: subprocess.Popen[str], seconds: float = 90) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.communicate()[0]
-        try:
-            if httpx.get(f"{url}/api/version", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            time.sleep(0.2)
-    raise AssertionError("tianma serve did not come up")
-
-
 @pytest.mark.slow
 def test_serve_as_the_unit_starts_it_stops_on_sigterm_with_the_turn_kept(
     tmp_path: Path, ollama_standin: OllamaStandin
 ) -> None:
     home = tmp_path / "var-lib-tianma"
-    port = _free_port()
+    port = free_port()
     command, env = _unit_command_and_env(home, ollama_standin.base_url, port)
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_up(url, proc)
+        wait_up(f"{url}/api/version", proc, seconds=90)
         served = json.loads((home / "serve.json").read_text(encoding="utf-8"))
         assert served["pid"] == proc.pid
         r = httpx.post(f"{url}/api/chat", timeout=60, json={"model": MODEL, "stream": False,

@@ -166,13 +166,12 @@ def copy_windows(path: Path, target: BaseCheckpointSaver[Any]) -> int:
         return 0
     conn = sqlite3.connect(path)
     try:
-        source = SqliteSaver(conn)
-        threads = [str(row[0]) for row in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")]
-        for thread in threads:
+        copied = 0
+        for found in SqliteSaver(conn).list(None):  # one checkpoint per thread: the saver kept only the newest
+            thread = str(found.config["configurable"]["thread_id"])
             config: RunnableConfig = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
-            found = source.get_tuple(config)
-            if found is not None:
-                target.put(config, found.checkpoint, found.metadata, found.checkpoint["channel_versions"])
-        return len(threads)
+            target.put(config, found.checkpoint, found.metadata, found.checkpoint["channel_versions"])
+            copied += 1
+        return copied
     finally:
         conn.close()

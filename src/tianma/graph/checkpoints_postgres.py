@@ -23,7 +23,7 @@ from tianma.graph.checkpoints import WindowCleaning
 
 POOL_SIZE = 4
 """Connections a process keeps to the checkpoint tables."""
-_MIGRATION_LOCK = 0x74696D6163  # pg_advisory_xact_lock key: one process creates LangGraph's tables
+_MIGRATION_LOCK = 0x74696D6163  # pg_advisory_lock key (a session lock): one process creates LangGraph's tables
 
 
 def conninfo(url: URL) -> str:

@@ -149,7 +149,7 @@ def _held(job: Job) -> Any:
 
 
 def counts(engine: Engine) -> dict[str, int]:
-    """Jobs by status (``tianma worker --status``, tests)."""
+    """Jobs by status (``tianma worker --once`` reports those waiting)."""
     with map_sql_errors(), engine.connect() as conn:
         rows = conn.execute(select(t.jobs.c.status, func.count()).group_by(t.jobs.c.status)).all()
     return {str(status): int(n) for status, n in rows}
