@@ -61,7 +61,7 @@ from tianma.results import (
     Rollback,
     Version,
 )
-from tianma.runtime_jobs import enqueue_reflection, reflection_handler, uses_job_table
+from tianma.runtime_jobs import enqueue_reflection, runtime_handlers, uses_job_table
 from tianma.settings import Settings
 from tianma.storage.dialogue_ends import EndedDialogue, IdleSweep, end_idle, ended_before, idle_dialogues
 from tianma.storage.external_signals import revise_signal
@@ -439,10 +439,10 @@ class Runtime:
             return self._worker
 
     def queue_worker(self, role: str) -> QueueWorker:
-        """A worker for the store's job queue that runs queued reflections with this runtime
-        (``tianma worker``; a thread of ``tianma serve`` when ``job_table``)."""
-        handlers = reflection_handler(lambda user_id, at, trigger: self.reflect(user_id, at=at, trigger=trigger)[0])
-        return QueueWorker(self.memory.store.engine, handlers, name=worker_name(role))
+        """A worker for the store's job queue that runs every kind of queued job with this runtime
+        (:func:`tianma.runtime_jobs.runtime_handlers`; ``tianma worker``, or a thread of ``tianma
+        serve`` when ``job_table``)."""
+        return QueueWorker(self.memory.store.engine, runtime_handlers(self), name=worker_name(role))
 
     # -- memory ---------------------------------------------------------------------------
 
@@ -593,16 +593,17 @@ class Runtime:
         """The steps of moving old chat history in (``tianma import``: :mod:`tianma.importing`)."""
         return Importer(self.memory, self._anchors, self.settings, self.constitution, self._lock, self.reflect_window)
 
-    def maintain(self, at: datetime | None = None) -> list[MaintenanceReport]:
-        """Forgetting for every user: idle learnt records lose confidence, weak ones go inactive;
+    def maintain(self, at: datetime | None = None, user_id: str | None = None) -> list[MaintenanceReport]:
+        """Forgetting for every user (or one): idle learnt records lose confidence, weak ones go inactive;
         an A/B pair of strategies with enough trials keeps the better one.
 
         Events are the raw log and never decay. Returns one report per user with changes; each
         is an undoable run (``undo_reflection(report.run_id)``).
         """
         when = as_aware(at)
+        users = [user_id] if user_id is not None else self.memory.store.users()
         with self._lock:
-            reports = [maintain_user(self.memory, uid, when) for uid in self.memory.store.users()]
+            reports = [maintain_user(self.memory, uid, when) for uid in users]
         return [MaintenanceReport.from_dict(r) for r in reports if r["decayed"] or r["inactive"] or r["ab"]]
 
     def undo_reflection(self, run_id: str) -> list[str]:

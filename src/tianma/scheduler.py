@@ -31,6 +31,10 @@ A *continuous* job has no slots: it runs on every call that finds work for it (i
 check, a cheap SQL read); a run that changed something (its report's ``changed``) or failed is
 logged with the time it ran as its slot. What keeps it from doing anything twice is its own
 compare-and-set (a dialogue ends only while still open), not the log.
+With the job table in use (``learning.queue``; PostgreSQL by default), the slot of each per-user
+job (decay, aggregate, reflection, behaviour_review) is still claimed once here, and its run
+enqueues one job per user in the job table (:mod:`tianma.runtime_jobs`) for ``tianma worker``
+processes and the ``serve`` threads to take: the report says ``queued`` and how many users.
 This module only decides and records; a process (cron via ``tianma jobs due``, ``tianma
 serve``) calls it.
 """
@@ -170,7 +174,21 @@ def _has_idle(engine: Engine, now: datetime, idle: timedelta) -> bool:
     return bool(idle_dialogues(engine, as_aware(now) - idle, limit=1))
 
 
+def _queued(rt: Runtime, kind: str, at: datetime, **extra: Any) -> dict[str, Any] | None:
+    """With the job table in use, the per-user work of a slot goes to the queue: one job per
+    user, taken by any worker (:mod:`tianma.runtime_jobs`); ``None`` when it runs here."""
+    if not rt.job_table:
+        return None
+    from tianma.runtime_jobs import fan_out
+
+    return {"users": fan_out(rt.memory.store.engine, kind, rt.memory.store.users(), at, **extra), "queued": True}
+
+
 def _decay(rt: Runtime, at: datetime) -> dict[str, Any]:
+    if (queued := _queued(rt, "decay", at)) is not None:
+        from tianma.storage.job_queue import prune
+
+        return {**queued, "windows_dropped": rt.drop_old_windows(at), "jobs_pruned": prune(rt.memory.store.engine, at)}
     reports = rt.maintain(at)
     return {"users": len(reports), "run_ids": [r.run_id for r in reports],
             "decayed": sum(len(r.decayed) for r in reports),
@@ -179,6 +197,8 @@ def _decay(rt: Runtime, at: datetime) -> dict[str, Any]:
 
 
 def _aggregate(rt: Runtime, at: datetime) -> dict[str, Any]:
+    if (queued := _queued(rt, "aggregate", at)) is not None:
+        return queued
     reports = rt.aggregate_signals(at)
     return {"users": len(reports), "seen": sum(r.seen for r in reports),
             "weak": sum(r.weak for r in reports), "merged": sum(len(r.merged) for r in reports),
@@ -187,12 +207,16 @@ def _aggregate(rt: Runtime, at: datetime) -> dict[str, Any]:
 
 
 def _reflection(rt: Runtime, at: datetime) -> dict[str, Any]:
+    if (queued := _queued(rt, "reflection", at, trigger="nightly")) is not None:
+        return queued
     reports = rt.reflect(None, at, trigger="nightly")
     return {"users": len(reports), "run_ids": [r.run_id for r in reports],
             "items": sum(len(r.items) for r in reports)}  # fmt: skip
 
 
 def _behaviour_review(rt: Runtime, at: datetime) -> dict[str, Any]:
+    if (fanned := _queued(rt, "behaviour_review", at)) is not None:
+        return fanned
     reports = rt.weekly_review(None, at)  # under the memory lock, one user at a time
     queued = [p for r in reports for p in r.proposals if p.status == "queued"]
     return {"users": len(reports), "run_ids": [r.run_id for r in reports if r.run_id],

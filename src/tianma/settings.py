@@ -133,10 +133,11 @@ class LearningSettings(_Section):
     """A newer statement closes earlier ones about the same subject (off only to measure what
     it is worth: the learning benchmark's mutation check)."""
     queue: Literal["auto", "process", "database"] = "auto"
-    """Where a reflection a turn asks for waits under ``tianma serve``: ``process`` — a thread of
-    the server; ``database`` — the store's job table, taken by a thread of each server and by
-    ``tianma worker`` processes, never twice at once for one user; ``auto`` — ``database`` on
-    PostgreSQL, else ``process``."""
+    """Where a reflection a turn asks for waits under ``tianma serve``, and where the per-user
+    runs of the periodic jobs and ``tianma import --queue`` go: ``process`` — a thread of the
+    server (the periodic jobs run in the scheduler's process); ``database`` — the store's job
+    table, taken by a thread of each server and by ``tianma worker`` processes, never twice at
+    once for one user and kind; ``auto`` — ``database`` on PostgreSQL, else ``process``."""
 
 
 class GuardrailsSettings(_Section):

@@ -63,3 +63,32 @@ def test_tianma_worker_on_sqlite_says_why_it_has_nothing_to_do(tmp_path: Path) -
     done = subprocess.run([*CLI, "worker", "--once"], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 1
     assert "learning.queue" in done.stdout + done.stderr
+
+
+def test_a_slots_per_user_work_is_queued_once_and_each_job_run_once(make_runtime: RuntimeFactory, postgres_url: str) -> None:
+    from tianma.scheduler import Scheduler
+
+    rt = make_runtime(chat_model=ScriptedChatModel(replies=["好的。"]), sql={"url": postgres_url},
+                      learning={"auto_reflect": False})  # fmt: skip
+    for user in ("li", "wang"):
+        rt.chat(user, "以后回答先给结论。", dialogue_id=f"d-{user}", at=T0)
+        rt.feedback(rt.chat(user, "推荐一本书", dialogue_id=f"d-{user}", at=T0 + timedelta(minutes=1)).event_id, "dislike")
+    now = T0 + timedelta(days=1, hours=4)
+    first, second = Scheduler(rt, clock=lambda: now), Scheduler(rt, clock=lambda: now)  # two processes' schedulers
+    runs = {r.job: r for r in first.run_due()}
+    assert all(r.status == "skipped" for r in second.run_due() if r.job != "dialogue_end")
+    for name in ("decay", "aggregate", "reflection", "behaviour_review"):
+        assert runs[name].status == "ok" and runs[name].report["queued"] and runs[name].report["users"] == 2
+    engine = rt.store.engine
+    waiting = sorted((j["kind"], j["user_id"]) for j in job_queue.jobs(engine) if j["status"] == "pending")
+    assert waiting == sorted((k, u) for k in ("aggregate", "behaviour_review", "decay", "reflection") for u in ("li", "wang"))
+    assert rt.queue_worker("test").drain() == 8
+    done = {(j["kind"], j["user_id"]): j for j in job_queue.jobs(engine)}
+    assert {j["status"] for j in done.values()} == {"done"} and all(j["attempts"] == 1 for j in done.values())
+    assert done[("reflection", "li")]["payload"]["trigger"] == "nightly" and done[("reflection", "li")]["result"]["run_id"]
+    assert set(done[("aggregate", "li")]["result"]) == {"merged", "archived"}
+    assert all(r.seen == 0 for r in rt.aggregate_signals(now, user_id="li"))  # nothing left unread
+    assert done[("decay", "wang")]["result"] == {"run_ids": []}  # a day old: nothing to forget yet
+    finished = datetime.now(UTC)  # the worker's clock is the real one
+    assert job_queue.prune(engine, finished + timedelta(days=6)) == 0  # kept a week to be looked at
+    assert job_queue.prune(engine, finished + timedelta(days=8)) == 8 and job_queue.jobs(engine) == []

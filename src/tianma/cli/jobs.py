@@ -1,4 +1,4 @@
-"""``tianma jobs list | run | due``: the periodic jobs, runnable from cron.
+"""``tianma jobs list | run | due | queue``: the periodic jobs, runnable from cron, and the job table.
 
 ``jobs due`` is what an hourly crontab line calls. It first checks the run log (and whether any
 dialogue went idle) in SQL only and opens a Runtime (embedder, index) only when some job is
@@ -17,6 +17,7 @@ from rich.table import Table
 
 from tianma.cli.app import HomeOption, app, console, plain, settings_from
 from tianma.cli.connection import connect
+from tianma.cli.worker import QUEUE_HINT
 from tianma.errors import InvalidInputError
 from tianma.operations import learning as ops
 from tianma.scheduler import JobRun, builtin_jobs
@@ -96,3 +97,22 @@ def run_due(home: Path | None = HomeOption) -> None:
         _print(run, settings.zone)
     if any(r.status == "failed" for r in runs):
         raise typer.Exit(1)
+
+
+@jobs_app.command("queue")
+def show_queue(home: Path | None = HomeOption) -> None:
+    """The job table (PostgreSQL, or learning.queue = "database"): jobs by kind and status, the last
+    failures / 任务队列：按类型与状态统计。"""
+    settings = settings_from(home)
+    with connect(settings, writes=False) as conn:
+        state = conn.call(ops.queue_state)
+    if not state.used:
+        console.print(*plain(f"this home does not use the job table / 未使用任务队列 — {QUEUE_HINT}"))
+    table = Table(title="job table / 任务队列")
+    for col in ("kind", "status", "jobs"):
+        table.add_column(col)
+    for kind, status, n in state.counts:
+        table.add_row(*plain(kind, status, str(n)))
+    console.print(table)
+    for key, when, error in state.failures:
+        console.print(*plain(f"failed / 失败 {key} [{when}]: {error}"), style="red", soft_wrap=True)

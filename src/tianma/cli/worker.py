@@ -1,5 +1,6 @@
-"""``tianma worker``: take queued jobs (reflections) from the store's job table — beside one or
-more ``tianma serve`` processes on PostgreSQL, as many workers as the machine has room for."""
+"""``tianma worker``: take queued jobs from the store's job table — reflections, decay, feedback
+aggregation, weekly reviews and queued imports — beside one or more ``tianma serve`` processes
+on PostgreSQL, as many workers as the machines have room for."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ def worker(
     home: Path | None = HomeOption,
     once: bool = typer.Option(False, "--once", help="Run the jobs due now, then exit (cron) / 只运行当前到期的任务。"),
 ) -> None:
-    """Take queued reflections from the store's job table until stopped (SIGTERM, Ctrl-C) / 处理任务队列。"""
+    """Take queued jobs (reflections, decay, aggregation, weekly reviews, imports) from the store's job
+    table until stopped (SIGTERM, Ctrl-C) / 处理任务队列。"""
     settings = settings_from(home)
     with open_runtime(settings) as rt:
         if not rt.job_table:

@@ -11,6 +11,7 @@ from tianma.importing.runner import Window
 from tianma.importing.turns import ImportTurn
 from tianma.operations.operation import Home, operation
 from tianma.results import ReflectionReport
+from tianma.runtime_jobs import enqueue_import
 
 
 @operation("import.store")
@@ -35,3 +36,20 @@ def windows(home: Home, user_id: str, start: datetime, end: datetime, tag: str) 
 def reflect(home: Home, user_id: str, window: Window, tag: str) -> ReflectionReport:
     """Learn, by the rules only, from one window of old messages."""
     return home.runtime().importer().reflect(user_id, window, tag)
+
+
+@operation("import.queueable")
+def queueable(home: Home) -> bool:
+    """Whether this home leaves queued work to the job table (``learning.queue``)."""
+    return home.runtime().job_table
+
+
+@operation("import.queue")
+def queue(home: Home, user_id: str, tag: str, start: datetime, end: datetime, days: list[date]) -> bool:
+    """Leave the learning of a stored import (summaries, reflections) to the job table's workers;
+    False when this home does not use the job table (``learning.queue``)."""
+    rt = home.runtime()
+    if not rt.job_table:
+        return False
+    enqueue_import(rt.memory.store.engine, user_id, tag, start, end, days)
+    return True

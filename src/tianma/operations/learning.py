@@ -84,3 +84,27 @@ def run_due(home: Home) -> list[JobRun]:
     if not due:
         return []
     return Scheduler(home.runtime(), tuple(j for j, _ in due)).run_due()
+
+
+@dataclass(frozen=True)
+class QueueState:
+    """The job table at a glance (``tianma jobs queue``)."""
+
+    used: bool
+    """Whether this home leaves work to the job table (``learning.queue``)."""
+    counts: list[tuple[str, str, int]]
+    """(kind, status, jobs), by kind then status."""
+    failures: list[tuple[str, str, str]]
+    """The last failed jobs: (key, finished at, error)."""
+
+
+@operation("jobs.queue")
+def queue_state(home: Home) -> QueueState:
+    """What waits, runs, was done or failed in the job table."""
+    from tianma.runtime_jobs import uses_job_table
+    from tianma.storage import job_queue
+
+    engine = home.store.engine
+    failures = [(str(f["key"]), str(f["finished_at"] or ""), str(f["error"] or "")) for f in job_queue.recent_failures(engine)]
+    counts = sorted((kind, status, n) for (kind, status), n in job_queue.tally(engine).items())
+    return QueueState(uses_job_table(home.settings, engine), counts, failures)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Engine, exists, func, select, text, update
+from sqlalchemy import Engine, delete, exists, func, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import aliased
 
@@ -160,3 +160,32 @@ def jobs(engine: Engine) -> list[dict[str, Any]]:
     with map_sql_errors(), engine.connect() as conn:
         return [t.row_dict(r) for r in conn.execute(select(t.jobs).order_by(t.jobs.c.id))]
 
+
+
+def tally(engine: Engine) -> dict[tuple[str, str], int]:
+    """Jobs by (kind, status) (``tianma jobs queue``)."""
+    with map_sql_errors(), engine.connect() as conn:
+        rows = conn.execute(select(t.jobs.c.kind, t.jobs.c.status, func.count()).group_by(t.jobs.c.kind, t.jobs.c.status))
+        return {(str(kind), str(status)): int(n) for kind, status, n in rows}
+
+
+def recent_failures(engine: Engine, limit: int = 5) -> list[dict[str, Any]]:
+    """The last jobs left ``failed``, newest first, with their errors."""
+    j = t.jobs
+    with map_sql_errors(), engine.connect() as conn:
+        rows = conn.execute(select(j).where(j.c.status == "failed").order_by(j.c.finished_at.desc(), j.c.id.desc())
+                            .limit(limit))  # fmt: skip
+        return [t.row_dict(r) for r in rows]
+
+
+KEEP_FINISHED = timedelta(days=7)
+"""How long a finished job (done or failed) stays in the table to be looked at."""
+
+
+def prune(engine: Engine, at: datetime, keep: timedelta = KEEP_FINISHED) -> int:
+    """Delete finished jobs older than ``keep`` (the daily decay job does it); how many. Pending
+    and running jobs are never touched."""
+    j = t.jobs
+    with map_sql_errors(), engine.begin() as conn:
+        gone = conn.execute(delete(j).where(j.c.status.in_(("done", "failed")), j.c.finished_at < at - keep))
+    return int(gone.rowcount or 0)
