@@ -23,12 +23,19 @@ What is measured:
 * **upsert throughput**: texts per second in batches of 256 (tokenising included);
 * **disk**: bytes allocated per 10k texts, after the SQLite WAL is checkpointed or the shard flushed.
 
+With ``TIANMA_BENCH_POSTGRES_URL`` set (a PostgreSQL server the bench may create and drop
+databases on, e.g. ``postgresql+psycopg://postgres@127.0.0.1:5432/postgres``), a sixth variant
+``postgres`` runs the runtime's PostgreSQL index (:mod:`tianma.storage.keyword_postgres`) the same
+way, each case in a database of its own (disk: ``pg_database_size`` growth; settle: ``ANALYZE``,
+what autovacuum would do).
+
 Thread pinning (``OMP_NUM_THREADS``) is the caller's and is recorded in the header.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 import random
 import tempfile
 import time
@@ -71,6 +78,14 @@ VARIANTS = {
     "sparse_bm25": "B: Edge sparse, Bm25 model, IDF all users",
     "sparse_bm25_user": "B: Edge sparse, Bm25 model, IDF per user",
 }
+POSTGRES = "postgres"
+POSTGRES_LABEL = "A': PostgreSQL tsvector (runtime on PostgreSQL)"
+POSTGRES_URL_ENV = "TIANMA_BENCH_POSTGRES_URL"
+
+
+def variants() -> dict[str, str]:
+    """The variants this run measures: :data:`VARIANTS`, plus ``postgres`` when a server is given."""
+    return {**VARIANTS, POSTGRES: POSTGRES_LABEL} if os.environ.get(POSTGRES_URL_ENV) else dict(VARIANTS)
 
 
 @dataclass(frozen=True)
@@ -100,15 +115,54 @@ class _Opened:
     settle: Callable[[], None]
     """Make the writes land in the files (SQLite: checkpoint the WAL; Edge: flush)."""
     close: Callable[[], None]
+    size: Callable[[], int] | None = None
+    """Bytes the index takes, when not the folder's files (a PostgreSQL database)."""
 
     def disk_bytes(self) -> int:
         """Bytes allocated on disk by every file in the folder (preallocated holes excluded)."""
+        if self.size is not None:
+            return self.size()
         return sum(p.stat().st_blocks * 512 for p in self.folder.rglob("*") if p.is_file())
 
 
 @contextmanager
+def _postgres(folder: Path) -> Iterator[_Opened]:
+    """The runtime's PostgreSQL keyword index in a database of its own, dropped on exit."""
+    from sqlalchemy import create_engine, make_url, text
+
+    from tianma.storage.keyword_postgres import PostgresKeywordIndex
+
+    server = make_url(os.environ[POSTGRES_URL_ENV])
+    name = f"tianma_bench_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    store = SqlMemoryStore.from_url(server.set(database=name).render_as_string(hide_password=False))
+
+    def analyze() -> None:
+        with store.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            conn.execute(text("ANALYZE"))
+
+    def size() -> int:
+        with store.engine.connect() as conn:
+            return int(conn.execute(text("SELECT pg_database_size(current_database())")).scalar_one())
+
+    try:
+        yield _Opened(PostgresKeywordIndex(store.engine, store.tx), folder, analyze, store.close, size)
+    finally:
+        store.close()
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@contextmanager
 def opened(name: str, folder: Path) -> Iterator[_Opened]:
-    """Variant ``name`` of :data:`VARIANTS` in ``folder`` (created), closed on exit."""
+    """Variant ``name`` of :func:`variants` in ``folder`` (created), closed on exit."""
+    if name == POSTGRES:
+        with _postgres(folder) as result:
+            yield result
+        return
     if name == "fts5":
         folder.mkdir(parents=True)
         store = SqlMemoryStore.from_url(
@@ -177,7 +231,7 @@ def _questions(conv: Conversation, plan: KeywordPlan) -> list[Any]:
 def _quality(conversations: list[Conversation], plan: KeywordPlan, root: Path, bar: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     total = sum(len(_questions(c, plan)) for c in conversations)
-    for name in VARIANTS:
+    for name in variants():
         task = bar.add_task(f"LoCoMo {name}", total=total)
         with opened(name, root / f"quality-{name}") as store:
             out[name] = _quality_of(store.index, conversations, plan, _advancer(bar, task))
@@ -248,9 +302,10 @@ def _speed(name: str, size: int, corpus: _Corpus, root: Path, advance: Advance) 
 
 
 def _speeds(plan: KeywordPlan, corpus: _Corpus, root: Path, bar: Any) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {name: {} for name in VARIANTS}
+    names = variants()
+    out: dict[str, dict[str, Any]] = {name: {} for name in names}
     for size in plan.sizes:
-        for name in VARIANTS:
+        for name in names:
             task = bar.add_task(f"{name} N={size:,}", total=size + len(corpus.queries))
             out[name][str(size)] = _speed(name, size, corpus, root, _advancer(bar, task))
     return out
@@ -291,7 +346,7 @@ def run(ctx: BenchContext) -> dict[str, Any]:
     plan = PLANS[ctx.mode]
     payload = header("keyword", ctx.started, ctx.mode) | {
         "plan": plan.__dict__, "top_k": TOP_K, "users": USERS, "batch": BATCH, "seed": SEED,
-        "variants": VARIANTS, "bm25": {"k1": BM25_K1, "b": BM25_B, "avg_len": BM25_AVG_LEN},
+        "variants": variants(), "bm25": {"k1": BM25_K1, "b": BM25_B, "avg_len": BM25_AVG_LEN},
     }  # fmt: skip
     conversations: list[Conversation] = []
     path = ctx.data / "locomo" / "locomo10.json" if ctx.data is not None else None
@@ -327,7 +382,7 @@ def _pct(part: dict[str, Any] | None, key: str) -> str:
 def rows(payload: dict[str, Any]) -> list[list[str]]:
     """One row per variant: dev/test R@5 and R@10, then p50/p95, upserts/s and bytes per size."""
     out = []
-    for name, label in VARIANTS.items():
+    for name, label in payload["variants"].items():
         q = payload["quality"].get(name, {})
         row = [label, *(_pct(q.get(s), f"R@{k}") for s in ("dev", "test") for k in KS)]
         for size in sorted(payload["speed"][name], key=int):
