@@ -75,7 +75,7 @@ def erase_elsewhere(
                 if update:
                     graph.update_state(config, update, as_node="capture_signals")
     erase_spans(
-        settings.spans_path,
+        settings.spans_target,
         user_id=f.user_id if f.whole_user else None,
         dialogue_ids=f.dialogue_ids,
         event_ids=f.record_ids,

@@ -408,8 +408,14 @@ class Settings(BaseSettings):
 
     @property
     def spans_path(self) -> Path:
-        """SQLite file of the local span store (``telemetry.local_store``)."""
+        """SQLite file of the local span store (``telemetry.local_store``) on a SQLite store."""
         return self.home.expanduser() / "spans.db"
+
+    @property
+    def spans_target(self) -> Path | str:
+        """Where the local span store is: :attr:`spans_path`, or — with the records in
+        PostgreSQL — a ``spans`` table in that database, shared by every process."""
+        return self.sql_url if self.sql_url.startswith("postgresql") else self.spans_path
 
 
 def load_settings(**overrides: Any) -> Settings:

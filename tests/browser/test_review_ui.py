@@ -6,7 +6,7 @@ from __future__ import annotations
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from tests.browser.conftest import Site
-from tianma.telemetry.span_store import SqliteSpanExporter
+from tianma.telemetry.span_store import SqlSpanExporter
 
 
 def test_every_page_renders_in_chinese_and_english(site: Site) -> None:
@@ -126,7 +126,7 @@ def test_undo_a_reflection_run(site: Site) -> None:
 def test_the_decision_tree_of_a_turn(site: Site, spans: InMemorySpanExporter) -> None:
     rt = site.runtime
     turn = rt.chat("alice", "有什么零食推荐？", dialogue_id="alice-d3")
-    exporter = SqliteSpanExporter(rt.settings.spans_path)  # what serve's local span store does
+    exporter = SqlSpanExporter(rt.settings.spans_path)  # what serve's local span store does
     exporter.export(spans.get_finished_spans())
     exporter.shutdown()
     site.login("key-a")

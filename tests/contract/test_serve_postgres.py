@@ -61,6 +61,10 @@ def test_serve_on_postgres_answers_remembers_and_queues_learning(
                 time.sleep(0.5)
             assert _rows(postgres_url, "SELECT count(*) FROM checkpoints") == [(1,)]  # the dialogue's window
             assert not (tmp_path / "home" / "checkpoints.db").exists()
+            while len(_rows(postgres_url, "SELECT 1 FROM spans WHERE name = 'invoke_agent tianma'")) < 2:
+                assert time.monotonic() < deadline, "the turns' spans never reached PostgreSQL"
+                time.sleep(0.5)  # the batch processor writes within about a second
+            assert not (tmp_path / "home" / "spans.db").exists()  # spans in the shared database, not a file
         finally:
             proc.send_signal(signal.SIGINT)
             out = proc.communicate(timeout=60)[0]

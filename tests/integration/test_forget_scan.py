@@ -19,7 +19,7 @@ from tests.home_scan import files_holding, files_holding_bytes
 from tianma import Runtime
 from tianma.chat_history import history_path, write_history
 from tianma.storage.edge_index import EdgeVectorIndex
-from tianma.telemetry.span_store import SqliteSpanExporter
+from tianma.telemetry.span_store import SqlSpanExporter
 
 T0 = datetime(2026, 4, 6, 9, 0, tzinfo=UTC)
 LINE = re.compile(r"^\[([0-9a-f-]{36})\] \([^)]*\) 用户: (.*)$", re.MULTILINE)
@@ -52,7 +52,7 @@ def reflection(prompt: str) -> str:
 
 def store_spans(rt: Runtime, spans: InMemorySpanExporter) -> None:
     """What serve's local span store does (``telemetry.local_store``)."""
-    exporter = SqliteSpanExporter(rt.settings.spans_path)
+    exporter = SqlSpanExporter(rt.settings.spans_path)
     exporter.export(spans.get_finished_spans())
     exporter.shutdown()
     spans.clear()

@@ -76,7 +76,7 @@ def open_runtime(settings: Settings, **kwargs: Any) -> Iterator[Runtime]:
     ``telemetry.local_store`` is off), closed afterwards."""
     from tianma.telemetry.setup import configure_tracing
 
-    configure_tracing(settings.telemetry, settings.spans_path if settings.telemetry.local_store else None)
+    configure_tracing(settings.telemetry, settings.spans_target if settings.telemetry.local_store else None)
     with MoveProgress() as progress, Runtime(settings, index_progress=progress, **kwargs) as rt:
         progress.close()
         yield rt

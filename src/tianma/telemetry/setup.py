@@ -14,10 +14,10 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExport
 
 from tianma.errors import ConfigError
 from tianma.settings import TelemetrySettings
-from tianma.telemetry.span_store import SqliteSpanExporter
+from tianma.telemetry.span_store import SpanTarget, SqlSpanExporter
 
-_local_stores: weakref.WeakKeyDictionary[TracerProvider, set[Path]] = weakref.WeakKeyDictionary()
-"""Span files each provider already writes to (configure_tracing may be called again)."""
+_local_stores: weakref.WeakKeyDictionary[TracerProvider, set[SpanTarget]] = weakref.WeakKeyDictionary()
+"""Span stores each provider already writes to (configure_tracing may be called again)."""
 _local_lock = threading.Lock()
 LOCAL_DELAY_MS = 1000
 """Spans reach the local store within about a second of their turn (the SDK default is 5 s)."""
@@ -45,23 +45,24 @@ def build_exporter(settings: TelemetrySettings) -> SpanExporter | None:
     return None
 
 
-def add_local_store(provider: TracerProvider, path: Path, settings: TelemetrySettings) -> None:
-    """Make ``provider`` write finished spans to the SQLite file ``path`` (once per file)."""
-    key = path.expanduser().resolve()
+def add_local_store(provider: TracerProvider, target: SpanTarget, settings: TelemetrySettings) -> None:
+    """Make ``provider`` write finished spans to ``target`` — a SQLite file or a database URL —
+    once per target."""
+    key: SpanTarget = target.expanduser().resolve() if isinstance(target, Path) else target
     with _local_lock:
         attached = _local_stores.setdefault(provider, set())
         if key in attached:
             return
-        exporter = SqliteSpanExporter(key, retention=timedelta(days=settings.local_retention_days))
+        exporter = SqlSpanExporter(key, retention=timedelta(days=settings.local_retention_days))
         provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=LOCAL_DELAY_MS))
         attached.add(key)
 
 
-def configure_tracing(settings: TelemetrySettings, local_store: Path | None = None) -> trace.TracerProvider:
+def configure_tracing(settings: TelemetrySettings, local_store: SpanTarget | None = None) -> trace.TracerProvider:
     """Install a global tracer provider (real trace ids; exporter only when configured).
 
-    ``local_store``: also keep every span in this SQLite file (``Settings.spans_path`` when
-    ``telemetry.local_store`` is on) for the review UI, pruned after
+    ``local_store``: also keep every span in this SQLite file or database (``Settings.spans_target``
+    when ``telemetry.local_store`` is on) for the review UI, pruned after
     ``telemetry.local_retention_days``. An application that already installed its own provider
     keeps it; the local store is added to it when it is an SDK provider.
     """

@@ -1,8 +1,11 @@
-"""A local span store: finished spans in a SQLite file (``<home>/spans.db``) for the review UI.
+"""A local span store: finished spans in SQL for the review UI — a SQLite file of the home
+(``<home>/spans.db``), or a ``spans`` table in the store's PostgreSQL database, so that every
+``serve`` process and worker of a deployment writes to one place and ``/ui`` shows them all.
 
-:class:`SqliteSpanExporter` is written to by a span processor (usually a BatchSpanProcessor
-thread); :class:`SpanStore` reads the same file from any thread (one connection per call,
-WAL mode, so readers never wait for the writer). Nothing leaves the machine.
+:class:`SqlSpanExporter` is written to by a span processor (usually a BatchSpanProcessor
+thread); :class:`SpanStore` reads the same spans from any thread (SQLite in WAL mode, so readers
+never wait for the writer). A *target* is a :class:`~pathlib.Path` (a SQLite file) or a
+SQLAlchemy URL. Nothing leaves the machine unless the store's database is elsewhere.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import closing, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -21,10 +24,30 @@ from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Connection,
+    Engine,
+    Index,
+    MetaData,
+    String,
+    Table,
+    Text,
+    create_engine,
+    delete,
+    event,
+    text,
+)  # fmt: skip
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import SQLAlchemyError
 
 from tianma.telemetry import semconv as sc
 
 logger = logging.getLogger(__name__)
+
+SpanTarget = Path | str
+"""Where spans are kept: a SQLite file, or a SQLAlchemy URL (PostgreSQL)."""
 
 TURN_SPAN_NAME = f"invoke_agent {sc.AGENT_NAME}"
 """The root span of a turn (``Runtime.chat``)."""
@@ -33,36 +56,77 @@ PRUNE_EVERY_S = 3600.0
 BUSY_TIMEOUT_S = 10.0
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS spans (
-    trace_id TEXT NOT NULL,
-    span_id TEXT NOT NULL,
-    parent_span_id TEXT,
-    name TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    start_ns INTEGER NOT NULL,
-    end_ns INTEGER NOT NULL,
-    status TEXT NOT NULL,
-    status_message TEXT,
-    attributes TEXT NOT NULL,
-    events TEXT NOT NULL,
-    event_id TEXT,
-    user_id TEXT,
-    conversation_id TEXT,
-    PRIMARY KEY (trace_id, span_id)
-);
-CREATE INDEX IF NOT EXISTS ix_spans_start ON spans (start_ns);
-CREATE INDEX IF NOT EXISTS ix_spans_name_start ON spans (name, start_ns);
-CREATE INDEX IF NOT EXISTS ix_spans_event ON spans (event_id) WHERE event_id IS NOT NULL;
-CREATE INDEX IF NOT EXISTS ix_spans_user ON spans (user_id, trace_id) WHERE user_id IS NOT NULL;
-CREATE INDEX IF NOT EXISTS ix_spans_conversation ON spans (conversation_id)
-    WHERE conversation_id IS NOT NULL;
-"""
+_metadata = MetaData()
+spans = Table(
+    "spans", _metadata,
+    Column("trace_id", String, primary_key=True),
+    Column("span_id", String, primary_key=True),
+    Column("parent_span_id", String),
+    Column("name", String, nullable=False),
+    Column("kind", String, nullable=False),
+    Column("start_ns", BigInteger, nullable=False),
+    Column("end_ns", BigInteger, nullable=False),
+    Column("status", String, nullable=False),
+    Column("status_message", Text),
+    Column("attributes", Text, nullable=False),
+    Column("events", Text, nullable=False),
+    Column("event_id", String),
+    Column("user_id", String),
+    Column("conversation_id", String),
+    Index("ix_spans_start", "start_ns"),
+    Index("ix_spans_name_start", "name", "start_ns"),
+    Index("ix_spans_event", "event_id", sqlite_where=text("event_id IS NOT NULL"),
+          postgresql_where=text("event_id IS NOT NULL")),
+    Index("ix_spans_user", "user_id", "trace_id", sqlite_where=text("user_id IS NOT NULL"),
+          postgresql_where=text("user_id IS NOT NULL")),
+    Index("ix_spans_conversation", "conversation_id", sqlite_where=text("conversation_id IS NOT NULL"),
+          postgresql_where=text("conversation_id IS NOT NULL")),
+)  # fmt: skip
+"""The same table and indexes the first span files were created with (raw SQL then)."""
 
 _COLUMNS = (
-    "trace_id, span_id, parent_span_id, name, kind, start_ns, end_ns, status, status_message, "
-    "attributes, events"
-)
+    "trace_id", "span_id", "parent_span_id", "name", "kind", "start_ns", "end_ns", "status", "status_message",
+    "attributes", "events",
+)  # fmt: skip
+_ROW = (*_COLUMNS, "event_id", "user_id", "conversation_id")
+
+
+def _wal(dbapi_conn: Any, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.close()
+
+
+_shared: dict[str, Engine] = {}
+_shared_lock = threading.Lock()
+
+
+def open_engine(target: SpanTarget, *, create: bool) -> Engine | None:
+    """An engine on ``target``; ``None`` for a SQLite file that does not exist when not ``create``.
+    A file is opened per call (cheap); a server's engine is shared per URL (one pool)."""
+    if isinstance(target, Path):
+        if not create and not target.is_file():
+            return None
+        if create:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            engine = create_engine(f"sqlite:///{target}", connect_args={"timeout": BUSY_TIMEOUT_S,
+                                                                         "check_same_thread": False})  # fmt: skip
+            event.listen(engine, "connect", _wal)
+            return engine
+        uri = target.resolve().as_uri() + "?mode=rw"  # never creates the file
+        return create_engine("sqlite://", creator=lambda: sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S,
+                                                                           check_same_thread=False))  # fmt: skip
+    with _shared_lock:
+        if target not in _shared:
+            _shared[target] = create_engine(target, pool_pre_ping=True)
+        return _shared[target]
+
+
+def release(target: SpanTarget, engine: Engine) -> None:
+    """Done with an engine of :func:`open_engine`: a file's is closed, a server's stays shared."""
+    if isinstance(target, Path):
+        engine.dispose()
 
 
 def _to_datetime(ns: int) -> datetime:
@@ -204,39 +268,55 @@ def _stored(row: Sequence[Any]) -> StoredSpan:
     )
 
 
-def _prune(conn: sqlite3.Connection, older_than: datetime) -> int:
-    with conn:
-        return conn.execute("DELETE FROM spans WHERE start_ns < ?", (_to_ns(older_than),)).rowcount
+def _prune(engine: Engine, older_than: datetime) -> int:
+    with engine.begin() as conn:
+        return int(conn.execute(delete(spans).where(spans.c.start_ns < _to_ns(older_than))).rowcount or 0)
 
 
-class SqliteSpanExporter(SpanExporter):
-    """Writes finished spans to a SQLite file (created with its folder when missing).
+def _upsert(conn: Connection, rows: list[tuple[Any, ...]]) -> None:
+    """Insert, or replace a span stored before (a span is exported once; replaying it is harmless)."""
+    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+    stmt = dialect.insert(spans)
+    keep = {c: stmt.excluded[c] for c in _ROW if c not in ("trace_id", "span_id")}
+    conn.execute(stmt.on_conflict_do_update(index_elements=["trace_id", "span_id"], set_=keep),
+                 [dict(zip(_ROW, r, strict=True)) for r in rows])  # fmt: skip
+
+
+class SqlSpanExporter(SpanExporter):
+    """Writes finished spans to a SQLite file (created with its folder when missing) or to the
+    ``spans`` table of a database (created when missing).
 
     Args:
-        path: the file, e.g. ``<home>/spans.db``.
+        target: the file, e.g. ``<home>/spans.db``, or a SQLAlchemy URL.
         retention: spans that started longer ago than this are deleted on start and then at most
             once an hour while exporting; None keeps everything.
 
-    Thread-safe: one connection, used under a lock.
+    Thread-safe: writes under a lock.
     """
 
-    def __init__(self, path: Path, retention: timedelta | None = None) -> None:
-        self.path = path
+    def __init__(self, target: SpanTarget, retention: timedelta | None = None) -> None:
+        self.target = target
         self.retention = retention
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
+        engine = open_engine(target, create=True)
+        assert engine is not None  # created
+        self._engine = engine
         self._closed = False
         try:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.executescript(_SCHEMA)
-        except sqlite3.Error:
-            self._conn.close()
+            _metadata.create_all(engine, checkfirst=True)
+        except SQLAlchemyError:
+            release(target, engine)
             raise
         self._last_prune = time.monotonic()
         if retention is not None:
             self.prune(datetime.now(UTC) - retention)
+
+    @property
+    def path(self) -> Path:
+        """The SQLite file written to (only for a file target)."""
+        if not isinstance(self.target, Path):
+            raise TypeError(f"spans go to {self.target!r}, not a file")
+        return self.target
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         rows = []
@@ -249,17 +329,14 @@ class SqliteSpanExporter(SpanExporter):
             if self._closed:
                 return SpanExportResult.FAILURE
             try:
-                with self._conn:
-                    self._conn.executemany(
-                        f"INSERT OR REPLACE INTO spans ({_COLUMNS}, event_id, user_id, conversation_id) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        rows,
-                    )
+                if rows:
+                    with self._engine.begin() as conn:
+                        _upsert(conn, rows)
                 if self.retention is not None and time.monotonic() - self._last_prune >= PRUNE_EVERY_S:
                     self._last_prune = time.monotonic()
-                    _prune(self._conn, datetime.now(UTC) - self.retention)
-            except sqlite3.Error:
-                logger.warning("spans not written to %s", self.path, exc_info=True)
+                    _prune(self._engine, datetime.now(UTC) - self.retention)
+            except SQLAlchemyError:
+                logger.warning("spans not written to %s", self.target, exc_info=True)
                 return SpanExportResult.FAILURE
         return SpanExportResult.SUCCESS
 
@@ -268,76 +345,79 @@ class SqliteSpanExporter(SpanExporter):
         with self._lock:
             if self._closed:
                 return 0
-            return _prune(self._conn, older_than)
+            return _prune(self._engine, older_than)
 
     def shutdown(self) -> None:
         with self._lock:
             if not self._closed:
                 self._closed = True
-                self._conn.close()
+                release(self.target, self._engine)
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         return True  # every export is committed before it returns
 
 
 class SpanStore:
-    """Reads a span file written by :class:`SqliteSpanExporter` (from any thread).
+    """Reads the spans written by :class:`SqlSpanExporter` to ``target`` (from any thread).
 
-    A missing file (local store off, or no turn yet) reads as empty.
+    A missing file or table (local store off, or no turn yet) reads as empty.
     """
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, target: SpanTarget) -> None:
+        self.target = target
 
     @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection | None]:
-        if not self.path.is_file():
+    def _connect(self) -> Iterator[Connection | None]:
+        engine = open_engine(self.target, create=False)
+        if engine is None:
             yield None
             return
-        uri = self.path.resolve().as_uri() + "?mode=rw"
-        with closing(sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S)) as conn:
-            yield conn
+        try:
+            with engine.connect() as conn:
+                yield conn
+        finally:
+            release(self.target, engine)
 
-    def _query(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    def _query(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         with self._connect() as conn:
             if conn is None:
                 return []
             try:
-                return list(conn.execute(sql, params).fetchall())
-            except sqlite3.OperationalError as exc:
-                if "no such table" in str(exc):  # created but not initialised yet
+                return [tuple(r) for r in conn.execute(text(sql), params)]
+            except SQLAlchemyError as exc:
+                if "no such table" in str(exc) or "UndefinedTable" in str(exc):  # not initialised yet
                     return []
                 raise
 
     def trace(self, trace_id: str) -> list[StoredSpan]:
         """Every stored span of a trace, in start order."""
         rows = self._query(
-            f"SELECT {_COLUMNS} FROM spans WHERE trace_id = ? ORDER BY start_ns, span_id", (trace_id,)
+            f"SELECT {', '.join(_COLUMNS)} FROM spans WHERE trace_id = :t ORDER BY start_ns, span_id", {"t": trace_id}
         )
         return [_stored(r) for r in rows]
 
     def trace_of_event(self, event_id: str) -> str | None:
         """The trace of the turn that recorded ``event_id``, if its spans are stored."""
         rows = self._query(
-            "SELECT trace_id FROM spans WHERE event_id = ? ORDER BY start_ns DESC LIMIT 1", (event_id,)
+            "SELECT trace_id FROM spans WHERE event_id = :e ORDER BY start_ns DESC LIMIT 1", {"e": event_id}
         )
         return str(rows[0][0]) if rows else None
 
     def recent_turns(self, user_id: str | None = None, limit: int = 50) -> list[TurnSummary]:
         """The latest turns (``invoke_agent tianma`` spans), newest first; one user's or everyone's."""
-        where = "r.name = ?"
-        params: list[Any] = [TURN_SPAN_NAME]
+        where = "r.name = :name"
+        params: dict[str, Any] = {"name": TURN_SPAN_NAME, "limit": max(limit, 0)}
         if user_id is not None:
-            where += " AND r.trace_id IN (SELECT trace_id FROM spans WHERE user_id = ?)"
-            params.append(user_id)
+            where += " AND r.trace_id IN (SELECT trace_id FROM spans WHERE user_id = :user)"
+            params["user"] = user_id
         rows = self._query(
             "SELECT r.trace_id, r.span_id, r.conversation_id, r.start_ns, r.end_ns, r.status,"
             " (SELECT c.event_id FROM spans c WHERE c.trace_id = r.trace_id AND c.event_id IS NOT NULL"
             "  LIMIT 1),"
             " (SELECT c.user_id FROM spans c WHERE c.trace_id = r.trace_id AND c.user_id IS NOT NULL"
             "  LIMIT 1)"
-            f" FROM spans r WHERE {where} ORDER BY r.start_ns DESC LIMIT ?",
-            [*params, max(limit, 0)],
+            f" FROM spans r WHERE {where} ORDER BY r.start_ns DESC LIMIT :limit",
+            params,
         )
         return [
             TurnSummary(

@@ -18,7 +18,7 @@ from tianma.settings import TelemetrySettings
 from tianma.telemetry import semconv as sc
 from tianma.telemetry import span_store
 from tianma.telemetry.setup import configure_tracing
-from tianma.telemetry.span_store import TURN_SPAN_NAME, SpanStore, SqliteSpanExporter
+from tianma.telemetry.span_store import TURN_SPAN_NAME, SpanStore, SqlSpanExporter
 
 T0 = datetime(2026, 5, 4, 10, 0, tzinfo=UTC)
 
@@ -28,14 +28,14 @@ def ns(at: datetime) -> int:
 
 
 @pytest.fixture
-def exporter(tmp_path: Path) -> Iterator[SqliteSpanExporter]:
-    exp = SqliteSpanExporter(tmp_path / "spans.db")
+def exporter(tmp_path: Path) -> Iterator[SqlSpanExporter]:
+    exp = SqlSpanExporter(tmp_path / "spans.db")
     yield exp
     exp.shutdown()
 
 
 @pytest.fixture
-def tracer(exporter: SqliteSpanExporter) -> Iterator[trace.Tracer]:
+def tracer(exporter: SqlSpanExporter) -> Iterator[trace.Tracer]:
     """A private provider writing synchronously to the exporter (the global one is the tests')."""
     provider = TracerProvider(shutdown_on_exit=False)
     provider.add_span_processor(SimpleSpanProcessor(exporter))
@@ -75,7 +75,7 @@ def fake_turn(
     return format(root.get_span_context().trace_id, "032x")
 
 
-def test_a_trace_is_stored_and_read_back(tracer: trace.Tracer, exporter: SqliteSpanExporter) -> None:
+def test_a_trace_is_stored_and_read_back(tracer: trace.Tracer, exporter: SqlSpanExporter) -> None:
     trace_id = fake_turn(tracer, "u", "ev1", fail=True)
     store = SpanStore(exporter.path)
     spans = store.trace(trace_id)
@@ -99,7 +99,7 @@ def test_a_trace_is_stored_and_read_back(tracer: trace.Tracer, exporter: SqliteS
     assert store.trace("0" * 32) == []
 
 
-def test_recent_turns_newest_first_per_user(tracer: trace.Tracer, exporter: SqliteSpanExporter) -> None:
+def test_recent_turns_newest_first_per_user(tracer: trace.Tracer, exporter: SqlSpanExporter) -> None:
     first = fake_turn(tracer, "u", "ev1", "d1", T0)
     fake_turn(tracer, "other", "ev2", "d9", T0 + timedelta(minutes=1))
     third = fake_turn(tracer, "u", "ev3", "d2", T0 + timedelta(minutes=2))
@@ -122,7 +122,7 @@ def test_a_missing_file_reads_as_empty(tmp_path: Path) -> None:
     assert not (tmp_path / "none.db").exists()
 
 
-def test_prune_and_retention(tracer: trace.Tracer, exporter: SqliteSpanExporter) -> None:
+def test_prune_and_retention(tracer: trace.Tracer, exporter: SqlSpanExporter) -> None:
     now = datetime.now(UTC)
     fake_turn(tracer, "u", "old", at=now - timedelta(days=30))
     fake_turn(tracer, "u", "mid", at=now - timedelta(days=10))
@@ -131,13 +131,13 @@ def test_prune_and_retention(tracer: trace.Tracer, exporter: SqliteSpanExporter)
     assert exporter.prune(now - timedelta(days=20)) == 4
     assert [r.event_id for r in store.recent_turns(None, 10)] == ["new", "mid"]
 
-    kept = SqliteSpanExporter(exporter.path, retention=timedelta(days=5))  # prunes on start
+    kept = SqlSpanExporter(exporter.path, retention=timedelta(days=5))  # prunes on start
     assert [r.event_id for r in store.recent_turns(None, 10)] == ["new"]
     kept.shutdown()
 
 
 def test_retention_is_applied_while_exporting(
-    tracer: trace.Tracer, exporter: SqliteSpanExporter, monkeypatch: pytest.MonkeyPatch
+    tracer: trace.Tracer, exporter: SqlSpanExporter, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     now = datetime.now(UTC)
     fake_turn(tracer, "u", "old", at=now - timedelta(days=30))
@@ -150,7 +150,7 @@ def test_retention_is_applied_while_exporting(
     assert [r.event_id for r in store.recent_turns(None, 10)] == ["newer", "new"]
 
 
-def test_a_shut_down_exporter_refuses_quietly(exporter: SqliteSpanExporter) -> None:
+def test_a_shut_down_exporter_refuses_quietly(exporter: SqlSpanExporter) -> None:
     exporter.shutdown()
     exporter.shutdown()
     assert exporter.export([]) is SpanExportResult.FAILURE
@@ -158,7 +158,7 @@ def test_a_shut_down_exporter_refuses_quietly(exporter: SqliteSpanExporter) -> N
     assert exporter.force_flush()
 
 
-def test_threads_export_while_another_reads(tracer: trace.Tracer, exporter: SqliteSpanExporter) -> None:
+def test_threads_export_while_another_reads(tracer: trace.Tracer, exporter: SqlSpanExporter) -> None:
     store = SpanStore(exporter.path)
     writers, turns = 4, 25
     done = threading.Event()

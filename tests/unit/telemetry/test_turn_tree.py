@@ -18,7 +18,7 @@ from tianma.errors import ChatModelUnavailableError
 from tianma.settings import NODE_NAMES
 from tianma.storage.records import Provenance
 from tianma.telemetry import semconv as sc
-from tianma.telemetry.span_store import TURN_SPAN_NAME, SpanStore, SqliteSpanExporter
+from tianma.telemetry.span_store import TURN_SPAN_NAME, SpanStore, SqlSpanExporter
 from tianma.telemetry.turn_tree import SignalSeen, turn_tree
 
 T0 = datetime(2026, 5, 4, 10, 0, tzinfo=UTC)
@@ -42,13 +42,13 @@ _RELAY = _Relay()
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[SpanStore]:
-    """Every span of this test goes to a SimpleSpanProcessor(SqliteSpanExporter) in tmp_path."""
+    """Every span of this test goes to a SimpleSpanProcessor(SqlSpanExporter) in tmp_path."""
     provider = trace.get_tracer_provider()
     assert isinstance(provider, TracerProvider)
     if _RELAY not in provider._active_span_processor._span_processors:
         provider.add_span_processor(_RELAY)
     path = tmp_path / "spans.db"
-    processor = SimpleSpanProcessor(SqliteSpanExporter(path))
+    processor = SimpleSpanProcessor(SqlSpanExporter(path))
     _RELAY.target = processor
     yield SpanStore(path)
     _RELAY.target = None
@@ -173,7 +173,7 @@ def test_a_failed_model_call_shows_as_an_error(make_runtime: RuntimeFactory, sto
 def test_unknown_events_and_bare_plugin_nodes(tmp_path: Path) -> None:
     """A node without the built-in attributes gives empty parts, not errors."""
     path = tmp_path / "spans.db"
-    exporter = SqliteSpanExporter(path)
+    exporter = SqlSpanExporter(path)
     provider = TracerProvider(shutdown_on_exit=False)
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     tracer = provider.get_tracer("t")

@@ -22,7 +22,7 @@ INJECTION_ROLES = {"memory": "记忆 memory", "strategy": "策略 strategy", "pr
 
 
 def _spans(page: Page) -> SpanStore:
-    return SpanStore(page.runtime.settings.spans_path)
+    return SpanStore(page.runtime.settings.spans_target)
 
 
 def turns(page: Page) -> Response:

@@ -7,12 +7,12 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from tests.unit.serve.ui.conftest import ClientFactory
 from tests.unit.serve.ui.seed import Seeded, seed_user
 from tianma import Runtime
-from tianma.telemetry.span_store import SqliteSpanExporter
+from tianma.telemetry.span_store import SqlSpanExporter
 
 
 def store_spans(rt: Runtime, spans: InMemorySpanExporter) -> None:
     """What ``serve`` does with ``telemetry.local_store``: every finished span into ``spans.db``."""
-    exporter = SqliteSpanExporter(rt.settings.spans_path)
+    exporter = SqlSpanExporter(rt.settings.spans_path)
     exporter.export(spans.get_finished_spans())
     exporter.shutdown()
 
