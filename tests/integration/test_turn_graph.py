@@ -188,3 +188,31 @@ def test_a_resident_preference_is_not_injected_twice(make_runtime: RuntimeFactor
     assert turn.preferences == ("回答控制在150字以内",)
     assert pref.id not in {m.id for m in turn.memories}
     assert str(model.prompts[-1][0].content).count("回答控制在150字以内") == 1
+
+
+def test_the_shipped_alternatives_fill_their_slots_and_the_span_names_them(
+    make_runtime: RuntimeFactory, spans: InMemorySpanExporter
+) -> None:
+    reply = "这只基金明年一定能涨30%，稳赚。"
+    rt = make_runtime(chat_model=ScriptedChatModel(replies=[reply]), embedder=CharacterEmbedder(),
+                      nodes={"rerank": "rerank_mmr", "retrieve": "retrieve_keyword", "redline_check": "redline_noop"})  # fmt: skip
+    rt.chat("u", "我每天早上喝黑咖啡。", dialogue_id="d1", at=T0)
+    turn = rt.chat("u", "这只基金怎么样，早上喝什么", dialogue_id="d2", at=T0 + timedelta(days=1))
+    assert turn.reply == reply and turn.redline is not None and turn.redline.verdict == "pass"  # not amended
+    impl = {s.attributes[sc.TIANMA_NODE_NAME]: s.attributes[sc.TIANMA_NODE_IMPL]
+            for s in spans.get_finished_spans() if s.attributes and sc.TIANMA_NODE_NAME in s.attributes}  # fmt: skip
+    assert impl["rerank"] == "rerank_mmr" and impl["retrieve"] == "retrieve_keyword" and impl["generate"] == "builtin"
+    assert [m.content for m in turn.memories] == ["我每天早上喝黑咖啡。"]
+
+
+def test_one_channel_alone_carries_the_whole_relevance(make_runtime: RuntimeFactory) -> None:
+    from tianma.memory.search import hybrid_search
+
+    rt = make_runtime(embedder=CharacterEmbedder())
+    rt.chat("u", "我每天早上喝黑咖啡。", dialogue_id="d1", at=T0)
+    vector = rt.memory.embedder.embed_query("早上喝什么")
+    for channels, allowed in ((frozenset({"dense"}), {"dense"}), (frozenset({"keyword"}), {"keyword", "fact"})):
+        found = hybrid_search(rt.memory, rt._anchors, "u", "早上喝什么", vector, 10, channels=channels)
+        assert found and all(set(c.channels) <= allowed for c in found), channels
+    both = hybrid_search(rt.memory, rt._anchors, "u", "早上喝什么", vector, 10)
+    assert {ch for c in both for ch in c.channels} >= {"dense", "keyword"}

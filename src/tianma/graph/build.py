@@ -20,13 +20,16 @@ from tianma.telemetry.spans import tracer
 NodeFn = Callable[..., Any]
 
 
-def traced(name: str, fn: NodeFn, prefix: str = sc.NODE_SPAN_PREFIX) -> NodeFn:
-    """Run a node inside its own span, ``<prefix><name>`` (``tianma.node retrieve``)."""
+def traced(name: str, fn: NodeFn, prefix: str = sc.NODE_SPAN_PREFIX, impl: str | None = None) -> NodeFn:
+    """Run a node inside its own span, ``<prefix><name>`` (``tianma.node retrieve``), which
+    says which implementation filled the slot (``tianma.node.impl``: ``builtin``, an entry-point
+    name or an import path)."""
 
     @functools.wraps(fn)
     def run(state: Any, runtime: Any) -> Any:
         with tracer.start_as_current_span(prefix + name) as span:
             span.set_attribute(sc.TIANMA_NODE_NAME, name)
+            span.set_attribute(sc.TIANMA_NODE_IMPL, impl or "builtin")
             span.set_attribute(sc.TIANMA_USER_ID, state["user_id"])
             return fn(state, runtime)
 
@@ -62,7 +65,7 @@ def build_turn_graph(
     graph = StateGraph(TurnState, context_schema=Deps)
     previous = START
     for name, fn in resolve_nodes(choice).items():
-        graph.add_node(name, traced(name, fn if name in UNLOCKED_NODES else serialised(fn)))
+        graph.add_node(name, traced(name, fn if name in UNLOCKED_NODES else serialised(fn), impl=getattr(choice, name)))
         graph.add_edge(previous, name)
         previous = name
     graph.add_edge(previous, END)

@@ -109,6 +109,11 @@ def fact_matches(query_tokens: frozenset[str], record: MemoryRecord) -> bool:
     return bool(segments & query_tokens)
 
 
+HYBRID: frozenset[str] = frozenset({"dense", "keyword"})
+"""Both channels (the runtime's retrieval); ``{"dense"}`` or ``{"keyword"}`` alone are the
+baselines an experiment compares it with (``retrieve_dense``, ``retrieve_keyword``)."""
+
+
 def hybrid_search(
     memory: Memory,
     anchors: AnchorCache,
@@ -117,16 +122,22 @@ def hybrid_search(
     query_vector: Vector,
     limit: int,
     graph: bool = False,
+    channels: frozenset[str] = HYBRID,
 ) -> list[Candidate]:
     """Candidates from the dense and keyword channels and the fact table, best first; with
     ``graph``, the association graph's walk from the best of them adds the records it reaches
-    and lifts those it reaches again (:mod:`tianma.memory.associations`)."""
-    dense = dict(memory.vectors.search(user_id, query_vector, limit))
+    and lifts those it reaches again (:mod:`tianma.memory.associations`). ``channels``: one
+    channel alone carries the whole relevance (the fact table goes with the keyword channel)."""
+    use_dense, use_keyword = "dense" in channels, "keyword" in channels
+    dense_weight = DENSE_WEIGHT if use_keyword else 1.0
+    keyword_weight = KEYWORD_WEIGHT if use_dense else 1.0
+    dense = dict(memory.vectors.search(user_id, query_vector, limit)) if use_dense else {}
     q_tokens = tokenize(query_text)
-    keyword = dict(memory.keywords.search(user_id, q_tokens, limit))
+    keyword = dict(memory.keywords.search(user_id, q_tokens, limit)) if use_keyword else {}
     best_bm25 = max(keyword.values(), default=0.0)
-    facts = [f for f in memory.store.facts_with_keys(user_id) if fact_matches(frozenset(q_tokens), f)]
-    _fill_dense(memory, user_id, query_vector, dense, keyword)
+    facts = [f for f in memory.store.facts_with_keys(user_id) if fact_matches(frozenset(q_tokens), f)] if use_keyword else []
+    if use_dense:
+        _fill_dense(memory, user_id, query_vector, dense, keyword)
     records = memory.store.get_many(user_id, [*dense, *keyword, *(f.id for f in facts)])
     floor = anchors.floor(query_vector)
     fact_ids = {f.id for f in facts}
@@ -136,9 +147,10 @@ def hybrid_search(
         hits = {"dense": rid in dense and not reached, "keyword": rid in keyword, "fact": rid in fact_ids,
                 "graph": lift > 0}  # fmt: skip
         channels = tuple(name for name, hit in hits.items() if hit)
-        relevance = DENSE_WEIGHT * dense_relevance(dense.get(rid, 0.0), floor)
-        bm25 = keyword.get(rid, 0.0) / best_bm25 if best_bm25 > 0 else 0.0
-        relevance += KEYWORD_WEIGHT * (BM25_SHARE * bm25 + (1 - BM25_SHARE) * keyword_coverage(q_set, record))
+        relevance = dense_weight * dense_relevance(dense.get(rid, 0.0), floor) if use_dense else 0.0
+        if use_keyword:
+            bm25 = keyword.get(rid, 0.0) / best_bm25 if best_bm25 > 0 else 0.0
+            relevance += keyword_weight * (BM25_SHARE * bm25 + (1 - BM25_SHARE) * keyword_coverage(q_set, record))
         if rid in fact_ids:
             relevance = max(relevance, FACT_RELEVANCE)
         return Candidate(record=record, relevance=min(1.0, relevance + lift), channels=channels)
@@ -148,7 +160,8 @@ def hybrid_search(
     if graph and out:
         lifts = associations.lifts(associations.walk(memory.tags, user_id, out))
         fresh = [rid for rid in lifts if rid not in records]
-        _fill_dense(memory, user_id, query_vector, dense, fresh)
+        if use_dense:
+            _fill_dense(memory, user_id, query_vector, dense, fresh)
         walked_to = memory.store.get_many(user_id, fresh)
         out = [candidate(c.record.id, c.record, lifts[c.record.id]) if c.record.id in lifts else c for c in out]
         out += [candidate(rid, r, lifts[rid], reached=True) for rid, r in walked_to.items() if is_indexed(r)]

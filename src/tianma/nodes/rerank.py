@@ -7,7 +7,7 @@ from langgraph.runtime import Runtime
 from tianma.graph.deps import Deps
 from tianma.graph.state import TurnState, TurnUpdate
 from tianma.policies.scoring import rerank as rank_candidates
-from tianma.storage.records import candidate_from_dict, scored_to_dict
+from tianma.storage.records import ScoredMemory, candidate_from_dict, scored_to_dict
 from tianma.telemetry import semconv as sc
 from tianma.telemetry.spans import current_span
 
@@ -17,6 +17,12 @@ def rerank(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     deps = runtime.context
     candidates = [candidate_from_dict(c) for c in state.get("candidates", [])]
     kept = rank_candidates(candidates, state["at"], deps.rerank_policy)
+    record_used(deps, state, kept, len(candidates))
+    return {"memories": [scored_to_dict(m) for m in kept]}
+
+
+def record_used(deps: Deps, state: TurnState, kept: list[ScoredMemory], candidates: int) -> None:
+    """Count a hit for what goes into the prompt, and say on the span what was kept."""
     # used means used: what sits in the prompt every turn (resident preferences and statements,
     # applied strategies) is as much a hit as a retrieved memory, so it does not fade by disuse
     used = [*(m.id for m in kept), *(p["id"] for p in state.get("preferences", [])),
@@ -25,5 +31,4 @@ def rerank(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     span = current_span()
     span.set_attribute(sc.TIANMA_KEPT_IDS, [m.id for m in kept])
     span.set_attribute(sc.TIANMA_KEPT_SCORES, [m.score for m in kept])
-    span.set_attribute(sc.TIANMA_DROPPED_COUNT, len(candidates) - len(kept))
-    return {"memories": [scored_to_dict(m) for m in kept]}
+    span.set_attribute(sc.TIANMA_DROPPED_COUNT, candidates - len(kept))

@@ -9,7 +9,7 @@ from langgraph.runtime import Runtime
 from tianma.graph.deps import Deps
 from tianma.graph.state import TurnState, TurnUpdate
 from tianma.memory.embedders import embed_message
-from tianma.memory.search import hybrid_search
+from tianma.memory.search import HYBRID, hybrid_search
 from tianma.memory.statements import current_only, outdated_by_statements, resident_profile
 from tianma.storage.records import candidate_to_dict
 from tianma.telemetry import semconv as sc
@@ -29,6 +29,11 @@ def previous_user_text(state: TurnState) -> str | None:
 
 def retrieve(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     """Find candidate memories for this turn (filter by user and status, then hybrid search)."""
+    return find_candidates(state, runtime, HYBRID)
+
+
+def find_candidates(state: TurnState, runtime: Runtime[Deps], channels: frozenset[str]) -> TurnUpdate:
+    """:func:`retrieve` with the search limited to ``channels`` (:func:`~tianma.memory.search.hybrid_search`)."""
     deps = runtime.context
     message = state["message"]
     vector, passage = embed_message(deps.memory.embedder, message)
@@ -47,6 +52,7 @@ def retrieve(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
         query_vector,
         deps.settings.retrieval.candidates,
         deps.settings.retrieval.graph,
+        channels,
     )
     store, user_id, at = deps.memory.store, state["user_id"], state["at"]
     profile = resident_profile(

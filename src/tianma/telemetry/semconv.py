@@ -31,6 +31,7 @@ PROVIDER_OLLAMA = "ollama"
 
 # tianma's own decision attributes.
 TIANMA_NODE_NAME = "tianma.node.name"
+TIANMA_NODE_IMPL = "tianma.node.impl"
 TIANMA_USER_ID = "tianma.user.id"
 TIANMA_EVENT_ID = "tianma.event.id"
 TIANMA_DOMAIN = "tianma.domain"
