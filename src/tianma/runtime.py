@@ -8,7 +8,7 @@ import threading
 import uuid
 import weakref
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -61,8 +61,9 @@ from tianma.results import (
     Rollback,
     Version,
 )
-from tianma.runtime_jobs import enqueue_reflection, runtime_handlers, uses_job_table
+from tianma.runtime_jobs import enqueue_import, enqueue_reflection, fan_out, runtime_handlers, uses_job_table
 from tianma.settings import Settings
+from tianma.storage import job_queue
 from tianma.storage.dialogue_ends import EndedDialogue, IdleSweep, end_idle, ended_before, idle_dialogues
 from tianma.storage.external_signals import revise_signal
 from tianma.storage.keyword_index import open_keyword_index
@@ -437,6 +438,19 @@ class Runtime:
                     self._jobs = self.queue_worker("serve")
                     self._jobs.start()
             return self._worker
+
+    def queue_per_user(self, kind: str, at: datetime, **extra: Any) -> int:
+        """One job of ``kind`` as of ``at`` for every user in the job table (a periodic job's slot,
+        :mod:`tianma.scheduler`); how many were asked for."""
+        return fan_out(self.memory.store.engine, kind, self.memory.store.users(), at, **extra)
+
+    def queue_import(self, user_id: str, tag: str, start: datetime, end: datetime, days: list[date]) -> None:
+        """Leave the learning of a stored import to the job table (``tianma import --queue``)."""
+        enqueue_import(self.memory.store.engine, user_id, tag, start, end, days)
+
+    def prune_jobs(self, at: datetime) -> int:
+        """Delete the job table's finished jobs older than a week (the daily decay run)."""
+        return job_queue.prune(self.memory.store.engine, at)
 
     def queue_worker(self, role: str) -> QueueWorker:
         """A worker for the store's job queue that runs every kind of queued job with this runtime

@@ -179,16 +179,12 @@ def _queued(rt: Runtime, kind: str, at: datetime, **extra: Any) -> dict[str, Any
     user, taken by any worker (:mod:`tianma.runtime_jobs`); ``None`` when it runs here."""
     if not rt.job_table:
         return None
-    from tianma.runtime_jobs import fan_out
-
-    return {"users": fan_out(rt.memory.store.engine, kind, rt.memory.store.users(), at, **extra), "queued": True}
+    return {"users": rt.queue_per_user(kind, at, **extra), "queued": True}
 
 
 def _decay(rt: Runtime, at: datetime) -> dict[str, Any]:
     if (queued := _queued(rt, "decay", at)) is not None:
-        from tianma.storage.job_queue import prune
-
-        return {**queued, "windows_dropped": rt.drop_old_windows(at), "jobs_pruned": prune(rt.memory.store.engine, at)}
+        return {**queued, "windows_dropped": rt.drop_old_windows(at), "jobs_pruned": rt.prune_jobs(at)}
     reports = rt.maintain(at)
     return {"users": len(reports), "run_ids": [r.run_id for r in reports],
             "decayed": sum(len(r.decayed) for r in reports),

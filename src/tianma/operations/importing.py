@@ -11,7 +11,6 @@ from tianma.importing.runner import Window
 from tianma.importing.turns import ImportTurn
 from tianma.operations.operation import Home, operation
 from tianma.results import ReflectionReport
-from tianma.runtime_jobs import enqueue_import
 
 
 @operation("import.store")
@@ -51,5 +50,5 @@ def queue(home: Home, user_id: str, tag: str, start: datetime, end: datetime, da
     rt = home.runtime()
     if not rt.job_table:
         return False
-    enqueue_import(rt.memory.store.engine, user_id, tag, start, end, days)
+    rt.queue_import(user_id, tag, start, end, days)
     return True
