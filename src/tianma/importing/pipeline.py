@@ -226,7 +226,7 @@ def _event(
     stated: dict[str, Any] = {}
     if message.role == "user":
         stated = statement_fields(c.text, message.at, settings.zone, reading.label == "mood", reading.sure_other,
-                                  reading.sure_statement)
+                                  reading.sure_statement, reading.label == "statement")
         if stated and may_stand_as_stated(c.text, constitution):
             stated = {}  # kept in the log as a plain message, never resident as the user's wish
     searchable = bool(stated) or (message.role == "user" and _worth_keeping(c.text))

@@ -33,6 +33,7 @@ from tianma.policies.statements import (
     classify_statement,
     period_end,
     says_it_lasts,
+    revises,
     says_it_recurs,
     stated_by_model,
     without_cues,
@@ -69,7 +70,8 @@ statement it is nearest to, not everything in its neighbourhood."""
 
 
 def statement_fields(
-    text: str, at: datetime, zone: tzinfo, passing: bool = False, other: bool = False, stated: bool = False
+    text: str, at: datetime, zone: tzinfo, passing: bool = False, other: bool = False, stated: bool = False,
+    leaning: bool = False,
 ) -> dict[str, Any]:
     """Key, validity and classification for the event of ``text`` (empty when it states nothing).
 
@@ -84,9 +86,13 @@ def statement_fields(
     assertion (``StatementCue.loose``: “complete this series: a_A b_B”) is not a statement.
     ``stated``: the model is all but sure the message states something lasting; then a message
     the rules read nothing in is a wish (:func:`~tianma.policies.statements.stated_by_model`).
+    ``leaning``: the model takes it for a lasting statement (:data:`~tianma.memory.statement_model.
+    CONFIDENT`, short of sure); that is enough when the message also says it revises something
+    (:func:`~tianma.policies.statements.revises`: 不对…, 改主意了…, no longer …) — two pieces of
+    evidence where the rules read nothing (“不对，医生说我现在能喝咖啡了”).
     """
     cue = classify_statement(text)
-    if cue is None and stated:
+    if cue is None and (stated or (leaning and revises(text))):
         cue = stated_by_model(text)
     if cue is not None and cue.loose and other:
         return {}

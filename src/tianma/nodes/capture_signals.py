@@ -86,8 +86,9 @@ def capture_signals(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     passing = reading is not None and reading.label == "mood"
     other = reading is not None and reading.sure_other
     lasting = reading is not None and reading.sure_statement
+    leaning = reading is not None and reading.label == "statement"
     with deps.lock, deps.memory.store.tx.unit():  # the turn's writes: one transaction, all or nothing
-        update = _record(state, deps, passing, other, lasting)
+        update = _record(state, deps, passing, other, lasting, leaning)
     folded = _fold(state, deps)
     if folded:  # the window keeps the redacted message (set by _record) and loses the folded turns
         messages = [*update.get("messages", []), *folded.pop("messages")]
@@ -123,14 +124,14 @@ def stored_reply(reply: str | None, deps: Deps) -> str | None:
     return None if reply is None else storable(reply, deps.settings.guardrails.pii_redaction)[0]
 
 
-def _record(state: TurnState, deps: Deps, passing: bool, other: bool, lasting: bool) -> TurnUpdate:
+def _record(state: TurnState, deps: Deps, passing: bool, other: bool, lasting: bool, leaning: bool) -> TurnUpdate:
     regenerated = deps.client.regenerates if deps.client is not None else None
     if regenerated and deps.memory.store.get_many(state["user_id"], [regenerated]):  # not forgotten since
         return _record_regeneration(state, deps, regenerated)
     at, user_id = state["at"], state["user_id"]
     text, pii = storable(state["message"], deps.settings.guardrails.pii_redaction)
     passage = state.get("passage_vector")
-    stated = statement_fields(text, at, deps.settings.zone, passing, other, lasting)
+    stated = statement_fields(text, at, deps.settings.zone, passing, other, lasting, leaning)
     refused = may_stand_as_stated(text, deps.constitution) if stated else None
     if refused:  # kept in the log as a plain message, never resident as the user's wish
         stated = {}

@@ -103,7 +103,7 @@ _SELF = _rx(r"我的?[\u4e00-\u9fff]{1,3}(?:有点|有些|很|太|比较|挺|特
 _COMPLAINT = _rx(r"(?:上次|上回|那次|之前|昨天|前两天|前几天|你(?:上次)?(?:推荐|给|说|安排|选|订|写|发)的).{0,40}?(?:太|得我|害我|害得|让我|弄得|搞得|受不了|难受|不行|没法|白跑|踩雷|后悔|难吃|难喝|无聊|看不懂|头大|没睡|睡不着|失望|坑|吵|贵|退了|扔了|坏了|吐|拉肚子|过敏|疼|痛|晕|腻|咸|辣)"
                  r"|\b(?:last time|the (?:\w+ ){0,3}you (?:recommended|suggested|gave|picked|booked|chose|sent|wrote)|that (?:\w+ ){0,3}you (?:recommended|suggested|gave|picked|booked|chose|sent|wrote))\b.{0,60}?"
                  r"\b(?:wrecked|ruined|too|awful|terrible|hated|couldn't|made me|killed|hurt|boring|useless|confus|lost me|overwhelm|waste)")
-_REVERSAL = _rx(r"不对|不是这样|错了|搞错|说错|改成|改为|换成|改一下|改回|不用.{0,12}了|不需要.{0,12}了|不再|别再|不要再|再也不|其实|还是.{0,16}吧|算了|又能|又可以|又开始|重新|恢复|能.{0,6}了$|可以.{0,10}了$|"
+_REVERSAL = _rx(r"不对|不是这样|错了|搞错|说错|改主意|变卦|改成|改为|换成|改一下|改回|不用.{0,12}了|不需要.{0,12}了|不再|别再|不要再|再也不|其实|还是.{0,16}吧|算了|又能|又可以|又开始|重新|恢复|能.{0,6}了$|可以.{0,10}了$|"
                 r"\b(?:no longer|not anymore|any ?more|actually|changed my mind|change of plan|scratch that|instead|again|on second thought|forget what I said|wait|that's wrong|I was wrong|used to|these days|switched|started|stopped|quit|gave up|back to)\b")
 _STYLE = _rx(r"回答|回复|答案|解释|讲解|讲|说话|语气|口吻|格式|列表|段落|要点|分点|分条|步骤|例子|举例|表情|字数|简短|简洁|详细|啰嗦|结论|英文|中文|繁体|术语|代码注释|markdown|"
              r"\b(?:answers?|repl(?:y|ies)|responses?|respond|explain|explanations?|tone|format(?:ting)?|bullets?|bullet points|lists?|paragraphs?|prose|steps?|examples?|emojis?|short|brief|concise|detail(?:ed)?|formal|casual|jargon|summary|tl;?dr|code comments|in (?:English|Chinese|Spanish|French|German|Japanese))\b")
@@ -356,3 +356,9 @@ def period_end(at: datetime, period: Period, zone: tzinfo) -> datetime:
     days = {"day": 1, "days": 3, "week": 7 - local.weekday()}[period]
     end = datetime.combine(local.date() + timedelta(days=days), time(0), tzinfo=zone)
     return end.astimezone(at.tzinfo or zone)
+
+
+def revises(text: str) -> bool:
+    """The message carries a cue that it revises something said before (不对, 不用…了, 改主意了,
+    no longer, actually …)."""
+    return _REVERSAL.search(text) is not None or _CORRECTION.search(text) is not None

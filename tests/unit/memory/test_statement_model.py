@@ -121,3 +121,13 @@ def test_a_lasting_statement_no_rule_reads_is_taken_when_the_model_is_sure(e5: N
     assert stated["key"] == "statement.wish" and stated["valid_until"] is None
     question = e5.embed_passages(["What is the capital of Australia?"])[0]
     assert not statement_model(e5).read(question).sure_statement
+
+
+def test_a_revision_the_rules_cannot_read_is_a_statement_when_the_model_leans_to_one() -> None:
+    at, zone = datetime(2026, 3, 2, 9, tzinfo=UTC), UTC
+    said = "不对，医生说我现在能喝咖啡了，饮品那块照常推荐"
+    assert statement_fields(said, at, zone) == {}  # the rules alone read nothing (hearsay, no wish)
+    fields = statement_fields(said, at, zone, leaning=True)
+    assert fields["key"] == "statement.wish" and fields["data"]["statement"]["reversal"]
+    assert statement_fields("医生说我现在能喝咖啡，饮品那块照常推荐", at, zone, leaning=True) == {}  # no revision cue
+    assert statement_fields("不对，帮我查一下明天的天气？", at, zone, leaning=True) == {}  # a question stays one
