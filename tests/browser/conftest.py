@@ -117,9 +117,16 @@ def owui(
     Ollama stand-in, and one Chromium page (en-US: the labels its source has) on Open WebUI, not
     yet signed up. One Open WebUI (~20 s to start) serves every test of a module, with the
     module's ``OPENWEBUI_ADMIN_ENV`` (settings its admin chose) if it has one; its log and the
-    requests it made go to ``test-artifacts/<module>-openwebui.log`` / ``-requests.json``."""
+    requests it made go to ``test-artifacts/<module>-openwebui.log`` / ``-requests.json``. A
+    module with ``TIANMA_ON_POSTGRES = True`` (and the PostgreSQL fixtures imported) keeps tianma's
+    records, window and job table in a throwaway PostgreSQL."""
     name = request.module.__name__.rsplit(".", 1)[-1]
     extra_env: dict[str, str] = getattr(request.module, "OPENWEBUI_ADMIN_ENV", {})
+    sql: dict[str, str] = {}
+    if getattr(request.module, "TIANMA_ON_POSTGRES", False):  # the module imports the PostgreSQL fixtures
+        cluster = request.getfixturevalue("postgres_cluster")
+        cluster.reset()
+        sql = {"url": cluster.url}
     venv = openwebui_venv()
     if not (venv / "bin" / "open-webui").is_file():
         _unavailable(
@@ -134,7 +141,7 @@ def owui(
         with pytest.MonkeyPatch.context() as env:  # what tests/conftest.py's _isolated_env does per test
             for name in [n for n in os.environ if n.startswith("TIANMA_")]:
                 env.delenv(name)
-            runtime = Runtime(Settings(home=workdir / "tianma", ollama={"base_url": standin.base_url}),
+            runtime = Runtime(Settings(home=workdir / "tianma", ollama={"base_url": standin.base_url}, sql=sql),
                               chat_model=ScriptedChatModel(replies=["好的。"]), embedder=e5)  # fmt: skip
         stack.callback(runtime.close)
         recorder = RecordingApp(create_app(runtime, scheduler=False))
