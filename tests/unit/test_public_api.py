@@ -38,6 +38,7 @@ def test_all_lists_exactly_the_public_names() -> None:
         "results",
         "importing",
         "backups",
+        "experiments",
     }
     assert set(tianma.__all__) == public - modules
     for name in tianma.__all__:
