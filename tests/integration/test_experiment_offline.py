@@ -1,0 +1,44 @@
+"""``tianma experiment run`` on the learning benchmark (smoke size): a variant that changes
+nothing differs by exactly nothing, question by question; one that turns memory off is a real loss."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tianma.bench import learning
+from tianma.bench.learning import SCENARIOS
+from tianma.cli.app import app
+from tianma.errors import InvalidInputError
+
+runner = CliRunner(env={"COLUMNS": "200", "TIANMA_EMBEDDER__THREADS": "1"})
+
+
+def test_an_experiment_pairs_each_question_and_tells_real_from_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(learning.SIZES, "smoke", (2, 40))  # enough questions for an interval
+    done = runner.invoke(app, ["experiment", "run", "--smoke", "--quiet", "--out", str(tmp_path),
+                               "--scenarios", str(SCENARIOS / "people-dev.json"),
+                               "--variant", "same=retrieval.candidates=30",  # the default: no change
+                               "--variant", "amnesia=retrieval.max_injected=0,retrieval.max_resident=0"])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    (written,) = tmp_path.glob("experiment-*.json")
+    payload = json.loads(written.read_text(encoding="utf-8"))
+    same, amnesia = payload["comparisons"]["same"]["dev"], payload["comparisons"]["amnesia"]["dev"]
+    assert same["hit"]["units"] >= 8 and amnesia["hit"]["units"] >= 8  # questions judged under both arms
+    for metric in ("hit", "stale"):  # the same seed, data and embedder: identical answers
+        assert (same[metric]["difference"], same[metric]["low"], same[metric]["high"]) == (0.0, 0.0, 0.0)
+        assert not same[metric]["real"]
+    assert amnesia["hit"]["difference"] < 0 and amnesia["hit"]["real"]  # no memory: fewer wishes carried
+    assert payload["variants"]["amnesia"]["items"] == ["retrieval.max_injected=0", "retrieval.max_resident=0"]
+    report = Path(payload["report"]).read_text(encoding="utf-8")
+    assert "| amnesia |" in report and "| same |" in report and "time / prompt tokens" in report
+
+
+def test_an_experiment_refuses_what_it_cannot_run(tmp_path: Path) -> None:
+    for args, needle in ((["--bench", "locomo", "--variant", "x=rerank:rerank_mmr"], "only learning"),
+                         (["--variant", "x=ranker:mmr"], "no slot"), ([], "at least one --variant")):  # fmt: skip
+        done = runner.invoke(app, ["experiment", "run", "--smoke", "--quiet", "--out", str(tmp_path), *args])
+        assert isinstance(done.exception, InvalidInputError) and needle in str(done.exception), done.output
