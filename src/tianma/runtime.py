@@ -146,7 +146,7 @@ class Runtime:
         pii = self.settings.guardrails.pii_redaction
         self._saver = open_window_saver(self.settings, lambda text: storable(text, pii)[0])
         self._graph = build_turn_graph(self.settings.nodes, self._saver)
-        self._reflection = build_reflection_graph()
+        self._reflection = build_reflection_graph(self.settings.nodes.reflection)
         self._lock = threading.RLock()
         self._deps = Deps(
             self.memory, self._anchors, chat_model, self.settings, self._policy, model_name_of(chat_model),

@@ -29,6 +29,10 @@ NODE_NAMES = (
     "capture_signals",
 )
 """The six slots of the turn graph, in order."""
+REFLECTION_SLOTS = ("gather", "reflect", "merge_evidence", "detect_contradictions", "score", "publish")
+"""The reflection graph's swappable slots (``nodes.reflection.<slot>``). Its ``guard`` and
+``validate`` (zones, circuit breaker, content filters, the regression gate) are not slots: what
+keeps tianma from rewriting its identity and safety rules is not an experiment's to switch off."""
 
 
 class _Section(BaseModel):
@@ -178,6 +182,15 @@ class PoliciesSettings(_Section):
     """Seed of the exploration RNG (reproducible runs); unset = random."""
 
 
+class ReflectionNodeSettings(_Section):
+    gather: str = "builtin"
+    reflect: str = "builtin"
+    merge_evidence: str = "builtin"
+    detect_contradictions: str = "builtin"
+    score: str = "builtin"
+    publish: str = "builtin"
+
+
 class NodeSettings(_Section):
     load_strategies: str = "builtin"
     retrieve: str = "builtin"
@@ -185,6 +198,8 @@ class NodeSettings(_Section):
     generate: str = "builtin"
     redline_check: str = "builtin"
     capture_signals: str = "builtin"
+    reflection: ReflectionNodeSettings = Field(default_factory=ReflectionNodeSettings)
+    """The reflection graph's slots (:data:`REFLECTION_SLOTS`)."""
 
 
 class TelemetrySettings(_Section):

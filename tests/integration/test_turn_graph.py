@@ -216,3 +216,29 @@ def test_one_channel_alone_carries_the_whole_relevance(make_runtime: RuntimeFact
         assert found and all(set(c.channels) <= allowed for c in found), channels
     both = hybrid_search(rt.memory, rt._anchors, "u", "早上喝什么", vector, 10)
     assert {ch for c in both for ch in c.channels} >= {"dense", "keyword"}
+
+
+def test_a_reflection_slot_is_swapped_by_settings_but_its_guard_is_not(make_runtime: RuntimeFactory,
+                                                                       spans: InMemorySpanExporter) -> None:  # fmt: skip
+    from pydantic import ValidationError
+
+    from tianma import Settings
+    from tianma.nodes import reflection as builtin
+
+    scored: list[int] = []
+
+    def counting_score(state: Any, runtime: Any) -> Any:
+        scored.append(len(state.get("plan", [])))
+        return builtin.score(state, runtime)
+
+    plugins.nodes.register("counting_score", counting_score)
+    rt = make_runtime(chat_model=ScriptedChatModel(replies=["好的"]), embedder=CharacterEmbedder(),
+                      nodes={"reflection": {"score": "counting_score"}})  # fmt: skip
+    rt.chat("u", "以后回答先给结论。", dialogue_id="d1", at=T0)
+    (report,) = rt.reflect("u", at=T0 + timedelta(hours=1))
+    assert scored and report.run_id
+    impl = {s.attributes[sc.TIANMA_NODE_NAME]: s.attributes[sc.TIANMA_NODE_IMPL] for s in spans.get_finished_spans()
+            if s.name.startswith("tianma.reflection ") and s.attributes}  # fmt: skip
+    assert impl["score"] == "counting_score" and impl["gather"] == "builtin" and impl["guard"] == "builtin"
+    with pytest.raises(ValidationError, match="guard"):
+        Settings(nodes={"reflection": {"guard": "counting_score"}})  # the guardrails are no slot

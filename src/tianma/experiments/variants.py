@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tianma.errors import InvalidInputError
-from tianma.settings import NODE_NAMES, load_settings
+from tianma.settings import NODE_NAMES, REFLECTION_SLOTS, load_settings
 
 BASELINE = "baseline"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
@@ -73,9 +73,13 @@ def _override(spec: str, item: str) -> dict[str, Any]:
     slot, colon, impl = item.partition(":")
     if not colon or not impl.strip():
         raise InvalidInputError(f"variant {spec!r}: {item!r} — write slot:implementation or section.name=value")
-    if slot.strip() not in NODE_NAMES:
-        raise InvalidInputError(f"variant {spec!r}: no slot {slot.strip()!r}; slots: {', '.join(NODE_NAMES)}")
-    return {"nodes": {slot.strip(): impl.strip()}}
+    slot = slot.strip()
+    if slot.startswith("reflection.") and slot.removeprefix("reflection.") in REFLECTION_SLOTS:
+        return {"nodes": {"reflection": {slot.removeprefix("reflection."): impl.strip()}}}
+    if slot not in NODE_NAMES:
+        known = [*NODE_NAMES, *(f"reflection.{s}" for s in REFLECTION_SLOTS)]
+        raise InvalidInputError(f"variant {spec!r}: no slot {slot!r}; slots: {', '.join(known)}")
+    return {"nodes": {slot: impl.strip()}}
 
 
 def _value(text: str) -> Any:

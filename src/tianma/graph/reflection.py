@@ -23,7 +23,7 @@ from tianma.guardrails.breaker import CircuitBreaker
 from tianma.guardrails.constitution import Constitution
 from tianma.guardrails.regression import Scenario
 from tianma.memory.service import Memory
-from tianma.settings import Settings
+from tianma.settings import REFLECTION_SLOTS, ReflectionNodeSettings, Settings
 
 
 class ReflectionInput(TypedDict):
@@ -84,11 +84,15 @@ REFLECTION_NODES = (
 )  # fmt: skip
 
 
-def build_reflection_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
-    """The subgraph, compiled without a checkpointer (a run is one transaction)."""
+def build_reflection_graph(choice: ReflectionNodeSettings | None = None) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """The subgraph, compiled without a checkpointer (a run is one transaction); each slot of
+    :data:`~tianma.settings.REFLECTION_SLOTS` filled as ``choice`` says (``builtin`` = the entry
+    point ``reflection.<slot>``), ``guard`` and ``validate`` always the built-in ones."""
+    from tianma import plugins
     from tianma.graph.build import traced
-    from tianma.nodes import reflection as nodes
     from tianma.nodes import reflection_guard
+
+    choice = choice or ReflectionNodeSettings()
 
     graph = StateGraph(
         ReflectionState,
@@ -98,9 +102,13 @@ def build_reflection_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
     )
     previous = START
     for name in REFLECTION_NODES:
-        node = getattr(reflection_guard if name in ("guard", "validate") else nodes, name)
+        spec = getattr(choice, name) if name in REFLECTION_SLOTS else "builtin"
+        if name in REFLECTION_SLOTS:
+            node = plugins.nodes.resolve(spec, default=f"reflection.{name}")
+        else:
+            node = getattr(reflection_guard, name)
         node = node if name in UNLOCKED_REFLECTION_NODES else _locked(node)
-        graph.add_node(name, traced(name, node, prefix="tianma.reflection "))
+        graph.add_node(name, traced(name, node, prefix="tianma.reflection ", impl=spec))
         graph.add_edge(previous, name)
         previous = name
     graph.add_edge(previous, END)
