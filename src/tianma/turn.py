@@ -81,6 +81,10 @@ class Turn:
     """The reflection this turn triggered (the learning triggers, ``learning.*``), if any."""
     stopped: bool = False
     """The client stopped the reply (``ClientTurn.stopped``): ``reply`` is what it was shown."""
+    experiment: str | None = None
+    """The online experiment running when the turn ran (``tianma experiment start``), if any."""
+    arm: str | None = None
+    """Its arm that served the turn (``baseline`` or a variant's name)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,7 @@ def test_all_lists_exactly_the_public_names() -> None:
         "learning_worker",
         "queue_worker",
         "runtime_jobs",
+        "runtime_experiments",
         "serve",
         "testing",
         "operations",

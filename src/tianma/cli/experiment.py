@@ -1,5 +1,6 @@
-"""``tianma experiment run``: variants of the runtime compared with the baseline on a benchmark,
-question by question (issue #18; offline, learning benchmark only so far)."""
+"""``tianma experiment run | start | stop | status``: variants of the runtime compared with the
+baseline — offline on a benchmark, question by question (learning benchmark only so far), or
+online on live traffic, each user (or dialogue) served by one arm."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from pathlib import Path
 
 import typer
 
-from tianma.cli.app import app
+from tianma.cli.app import HomeOption, app, console, plain, settings_from
 from tianma.cli.bench import FullOption, OutOption, QuietOption, ScenariosOption, SmokeOption, context
+from tianma.cli.connection import connect
 
 experiment_app = typer.Typer(help="Compare variants of the runtime (node implementations, settings) with paired "
                              "statistics / 对比运行时变体。", no_args_is_help=True)  # fmt: skip
@@ -33,3 +35,44 @@ def run(
 
     variants = [parse_variant(v) for v in variant]
     offline.run(context(None, out, smoke, full, quiet), bench, variants, [scenarios] if scenarios else None)
+
+
+@experiment_app.command("start")
+def start(
+    name: str = typer.Argument(..., help="The experiment's name (once per home)."),
+    arm: list[str] = typer.Option([], "--arm", "-a", help="NAME=slot:implementation[,section.name=value…] "
+                                  "(repeatable); the baseline arm is implicit."),
+    unit: str = typer.Option("user", "--unit", help="What is assigned to an arm: user or dialogue."),
+    home: Path | None = HomeOption,
+) -> None:  # fmt: skip
+    """Serve each user (or dialogue) by the baseline or one arm, by a stable hash, from the next
+    turn on, in every process / 开始在线实验。"""
+    from tianma.operations import experiments as ops
+
+    with connect(settings_from(home)) as conn:
+        exp = conn.call(ops.start, name, arm, unit)
+    arms = ", ".join(["baseline", *exp.arms])
+    console.print(*plain(f"experiment {exp.name} started: arms {arms}, by {exp.unit} / 实验已开始"))
+
+
+@experiment_app.command("stop")
+def stop(name: str = typer.Argument(...), home: Path | None = HomeOption) -> None:
+    """Stop it: everyone is served by the baseline from the next turn; nothing learnt is lost / 停止实验。"""
+    from tianma.operations import experiments as ops
+
+    with connect(settings_from(home)) as conn:
+        exp = conn.call(ops.stop, name)
+    console.print(*plain(f"experiment {exp.name} stopped / 实验已停止"))
+
+
+@experiment_app.command("status")
+def status(name: str = typer.Argument(...), home: Path | None = HomeOption) -> None:
+    """Per arm: units, turns, negative-signal, repeat and memory-use rates with 95 % intervals,
+    median latency / 各组结果。"""
+    from tianma.experiments.report import describe
+    from tianma.operations import experiments as ops
+
+    with connect(settings_from(home), writes=False) as conn:
+        report = conn.call(ops.report, name)
+    for line in describe(report):
+        console.print(*plain(line))

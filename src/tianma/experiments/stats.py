@@ -63,3 +63,35 @@ def paired_bootstrap(
     tail = (1 - level) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
     return PairedDifference(len(units), float(b.mean()), float(v.mean()), float(d.mean()), float(low), float(high))
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    """A rate over units (users or dialogues) that each hold several trials (turns)."""
+
+    units: int
+    trials: int
+    rate: float
+    low: float
+    high: float
+
+
+def cluster_rate(counts: Mapping[str, tuple[int, int]], *, resamples: int = RESAMPLES, level: float = LEVEL,
+                 seed: int = SEED) -> Rate:  # fmt: skip
+    """``sum(hits) / sum(trials)`` over units given as ``unit → (hits, trials)``, with a bootstrap
+    interval that resamples whole units (one user's turns are not independent of each other).
+
+    Raises:
+        InvalidInputError: no trial at all.
+    """
+    units = sorted(counts)
+    hits = np.array([counts[u][0] for u in units], dtype=np.float64)
+    trials = np.array([counts[u][1] for u in units], dtype=np.float64)
+    if trials.sum() <= 0:
+        raise InvalidInputError("no trial to take a rate of")
+    draws = np.random.default_rng(seed).integers(0, len(units), size=(resamples, len(units)))
+    sums = trials[draws].sum(axis=1)
+    rates = np.divide(hits[draws].sum(axis=1), sums, out=np.zeros(resamples), where=sums > 0)
+    tail = (1 - level) / 2
+    low, high = np.quantile(rates, [tail, 1 - tail])
+    return Rate(len(units), int(trials.sum()), float(hits.sum() / trials.sum()), float(low), float(high))

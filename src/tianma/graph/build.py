@@ -30,6 +30,9 @@ def traced(name: str, fn: NodeFn, prefix: str = sc.NODE_SPAN_PREFIX, impl: str |
         with tracer.start_as_current_span(prefix + name) as span:
             span.set_attribute(sc.TIANMA_NODE_NAME, name)
             span.set_attribute(sc.TIANMA_NODE_IMPL, impl or "builtin")
+            if state.get("experiment"):
+                span.set_attribute(sc.TIANMA_EXPERIMENT, state["experiment"])
+                span.set_attribute(sc.TIANMA_ARM, state.get("arm", ""))
             span.set_attribute(sc.TIANMA_USER_ID, state["user_id"])
             return fn(state, runtime)
 

@@ -15,6 +15,10 @@ class TurnState(TypedDict, total=False):
 
     user_id: str
     dialogue_id: str
+    experiment: str
+    """The online experiment serving this turn ("" outside one)."""
+    arm: str
+    """Its arm ("" outside an experiment)."""
     message: str
     """The user's message of this turn."""
     at: datetime

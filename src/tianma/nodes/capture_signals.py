@@ -135,6 +135,9 @@ def _record(state: TurnState, deps: Deps, passing: bool, other: bool, lasting: b
     refused = may_stand_as_stated(text, deps.constitution) if stated else None
     if refused:  # kept in the log as a plain message, never resident as the user's wish
         stated = {}
+    if state.get("experiment"):  # which arm served the turn: the experiment's report reads it
+        stated = {**stated, "data": {**stated.get("data", {}), "experiment": {"name": state["experiment"],
+                                                                           "arm": state.get("arm", "")}}}  # fmt: skip
     event = NewEvent(user_id=user_id, role="user", text=text, at=at, dialogue_id=state["dialogue_id"],
                      reply=stored_reply(state.get("reply"), deps), error=state.get("error"),
                      id=deps.client.event_id if deps.client is not None else None,

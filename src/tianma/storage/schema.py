@@ -36,7 +36,7 @@ from tianma.storage.backup import sqlite_file, sqlite_snapshot
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 """Bump with a function in MIGRATIONS that upgrades a file of the previous version."""
 
 
@@ -247,6 +247,17 @@ jobs = Table(
     Index("ix_jobs_user_kind_status", "user_id", "kind", "status"),
 )  # fmt: skip
 
+experiments = Table(
+    "experiments",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("unit", String(16), nullable=False),  # user | dialogue: what is assigned to an arm
+    Column("arms", JSON, nullable=False),  # arm name -> the variant's items (slot:impl, section.name=value)
+    Column("started_at", UtcDateTime, nullable=False),
+    Column("stopped_at", UtcDateTime),
+)
+"""Online experiments (:mod:`tianma.experiments.online`): at most one running (no ``stopped_at``)."""
+
 vector_outbox = Table(
     "vector_outbox",
     metadata,
@@ -313,12 +324,16 @@ def _add_jobs(conn: Connection) -> None:
     """v9: the job queue workers claim from (its table is created by ``create_all``)."""
 
 
+def _add_experiments(conn: Connection) -> None:
+    """v10: online experiments (their table is created by ``create_all``)."""
+
+
 TAGS_PENDING = "tags_pending"
 """``tianma_meta`` key: records written before the association graph still need their tags."""
 
 MIGRATIONS: dict[int, Migration] = {
     2: _add_run_columns, 3: _add_reviews, 4: _add_job_runs, 5: _add_validity, 6: _add_vector_outbox,
-    7: _add_user_time_index, 8: _add_record_tags, 9: _add_jobs,
+    7: _add_user_time_index, 8: _add_record_tags, 9: _add_jobs, 10: _add_experiments,
 }  # fmt: skip
 """``MIGRATIONS[n]`` upgrades a store of schema version ``n - 1`` to ``n``."""
 

@@ -32,6 +32,8 @@ PROVIDER_OLLAMA = "ollama"
 # tianma's own decision attributes.
 TIANMA_NODE_NAME = "tianma.node.name"
 TIANMA_NODE_IMPL = "tianma.node.impl"
+TIANMA_EXPERIMENT = "tianma.experiment"
+TIANMA_ARM = "tianma.arm"
 TIANMA_USER_ID = "tianma.user.id"
 TIANMA_EVENT_ID = "tianma.event.id"
 TIANMA_DOMAIN = "tianma.domain"

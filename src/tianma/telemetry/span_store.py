@@ -403,6 +403,17 @@ class SpanStore:
         )
         return str(rows[0][0]) if rows else None
 
+    def turn_durations(self, experiment: str) -> dict[str, list[float]]:
+        """Milliseconds of the stored turns of an online experiment, by arm."""
+        rows = self._query("SELECT attributes, start_ns, end_ns FROM spans WHERE name = :name AND attributes LIKE :tag",
+                           {"name": TURN_SPAN_NAME, "tag": f"%{json.dumps(experiment, ensure_ascii=False)}%"})  # fmt: skip
+        out: dict[str, list[float]] = {}
+        for attributes, start, end in rows:
+            attrs = json.loads(attributes)
+            if attrs.get(sc.TIANMA_EXPERIMENT) == experiment:
+                out.setdefault(str(attrs.get(sc.TIANMA_ARM, "")), []).append((int(end) - int(start)) / 1e6)
+        return out
+
     def recent_turns(self, user_id: str | None = None, limit: int = 50) -> list[TurnSummary]:
         """The latest turns (``invoke_agent tianma`` spans), newest first; one user's or everyone's."""
         where = "r.name = :name"
