@@ -63,6 +63,10 @@ class ExperimentCommands:
         self._arms.refresh()
         return stopped
 
+    def experiments(self) -> list[Experiment]:
+        """Every online experiment, running or stopped, the newest first."""
+        return experiments_store.all_experiments(self.memory.store.engine)
+
     def experiment_report(self, name: str) -> ExperimentReport:
         """How each arm did: units, turns, negative-signal, repeat and memory-use rates with
         intervals over units, median latency from the span store.

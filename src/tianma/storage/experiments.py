@@ -72,6 +72,13 @@ def running(engine: Engine) -> Experiment | None:
     return None if row is None else _of(row)
 
 
+def all_experiments(engine: Engine) -> list[Experiment]:
+    """Every experiment, the newest first."""
+    e = t.experiments
+    with map_sql_errors(), engine.connect() as conn:
+        return [_of(row) for row in conn.execute(select(e).order_by(e.c.started_at.desc(), e.c.name))]
+
+
 def get(engine: Engine, name: str) -> Experiment:
     """An experiment, running or stopped.
 

@@ -12,7 +12,14 @@ from datetime import UTC, tzinfo
 from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
-from tianma.serve.ui import pages_learning, pages_login, pages_memory, pages_review, pages_turns
+from tianma.serve.ui import (
+    pages_experiments,
+    pages_learning,
+    pages_login,
+    pages_memory,
+    pages_review,
+    pages_turns,
+)
 from tianma.serve.ui.common import STATIC, Ui
 
 
@@ -26,5 +33,6 @@ def ui_routes(zone: tzinfo = UTC) -> list[BaseRoute]:
         *pages_review.routes(ui),
         *pages_learning.routes(ui),
         *pages_turns.routes(ui),
+        *pages_experiments.routes(ui),
         Mount("/static", app=StaticFiles(directory=STATIC), name="ui_static"),
     ]
