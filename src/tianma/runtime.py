@@ -76,7 +76,7 @@ from tianma.storage.schema import as_aware
 from tianma.storage.sql_store import SqlMemoryStore, create_sql_engine, dialogue_ids
 from tianma.storage.tag_index import TagIndex
 from tianma.telemetry import semconv as sc
-from tianma.telemetry.spans import tracer
+from tianma.telemetry.spans import mark_arm, serving_arm, tracer
 from tianma.text.tokenize import nouns
 from tianma.turn import (
     AppliedStrategy,
@@ -212,13 +212,12 @@ class Runtime(ExperimentCommands):
         worker = self._worker
         if worker is not None:
             deps = dataclasses.replace(deps, defer_fold=True)
-        with self._dialogue_lock(thread), tracer.start_as_current_span(f"invoke_agent {sc.AGENT_NAME}") as span:
+        with (self._dialogue_lock(thread), serving_arm(pick.experiment, pick.arm),
+              tracer.start_as_current_span(f"invoke_agent {sc.AGENT_NAME}") as span):  # fmt: skip
+            mark_arm(span)
             span.set_attribute(sc.GEN_AI_OPERATION_NAME, "invoke_agent")
             span.set_attribute(sc.GEN_AI_AGENT_NAME, sc.AGENT_NAME)
             span.set_attribute(sc.GEN_AI_CONVERSATION_ID, dialogue_id)
-            if pick.experiment is not None:
-                span.set_attribute(sc.TIANMA_EXPERIMENT, pick.experiment)
-                span.set_attribute(sc.TIANMA_ARM, pick.arm or "")
             ctx = span.get_span_context()
             trace_id = format_trace_id(ctx.trace_id) if ctx.is_valid else uuid.uuid4().hex
             state = pick.graph.invoke(

@@ -15,7 +15,7 @@ from tianma.graph.deps import Deps
 from tianma.graph.state import TurnState
 from tianma.settings import NODE_NAMES, NodeSettings
 from tianma.telemetry import semconv as sc
-from tianma.telemetry.spans import tracer
+from tianma.telemetry.spans import mark_arm, tracer
 
 NodeFn = Callable[..., Any]
 
@@ -30,9 +30,7 @@ def traced(name: str, fn: NodeFn, prefix: str = sc.NODE_SPAN_PREFIX, impl: str |
         with tracer.start_as_current_span(prefix + name) as span:
             span.set_attribute(sc.TIANMA_NODE_NAME, name)
             span.set_attribute(sc.TIANMA_NODE_IMPL, impl or "builtin")
-            if state.get("experiment"):
-                span.set_attribute(sc.TIANMA_EXPERIMENT, state["experiment"])
-                span.set_attribute(sc.TIANMA_ARM, state.get("arm", ""))
+            mark_arm(span)
             span.set_attribute(sc.TIANMA_USER_ID, state["user_id"])
             return fn(state, runtime)
 

@@ -13,7 +13,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from tianma.errors import ChatModelUnavailableError
 from tianma.telemetry import semconv as sc
-from tianma.telemetry.spans import tracer
+from tianma.telemetry.spans import mark_arm, tracer
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +75,7 @@ def call_chat(
     """
     name = model_name_of(model)
     with tracer.start_as_current_span(f"chat {name}", kind=SpanKind.CLIENT) as span:
+        mark_arm(span)
         span.set_attribute(sc.GEN_AI_OPERATION_NAME, "chat")
         span.set_attribute(sc.GEN_AI_PROVIDER_NAME, _provider(model))
         span.set_attribute(sc.GEN_AI_REQUEST_MODEL, name)
