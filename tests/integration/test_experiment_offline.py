@@ -38,7 +38,7 @@ def test_an_experiment_pairs_each_question_and_tells_real_from_none(tmp_path: Pa
 
 
 def test_an_experiment_refuses_what_it_cannot_run(tmp_path: Path) -> None:
-    for args, needle in ((["--bench", "locomo", "--variant", "x=rerank:rerank_mmr"], "only learning and prefeval"),
+    for args, needle in ((["--bench", "perf", "--variant", "x=rerank:rerank_mmr"], "perf is not yet"),
                          (["--variant", "x=ranker:mmr"], "no slot"), ([], "at least one --variant")):  # fmt: skip
         done = runner.invoke(app, ["experiment", "run", "--smoke", "--quiet", "--out", str(tmp_path), *args])
         assert isinstance(done.exception, InvalidInputError) and needle in str(done.exception), done.output
@@ -60,3 +60,20 @@ def test_an_experiment_on_prefeval_pairs_each_item_at_each_distractor_count(tmp_
     assert amnesia["test"]["carried"]["variant"] == 0.0 and amnesia["test"]["carried"]["difference"] < 0
     assert amnesia["ratios"]["prompt_tokens"] < 1.0  # no memory block in the prompt
     assert "| amnesia |" in Path(payload["report"]).read_text(encoding="utf-8")
+
+
+def test_an_experiment_on_locomo_pairs_each_question_through_search(tmp_path: Path) -> None:
+    from tests.fixtures.eval_data import write_locomo
+    from tianma.bench.common import BenchContext
+    from tianma.experiments import offline
+    from tianma.experiments.variants import parse_variant
+
+    write_locomo(tmp_path / "data")
+    ctx = BenchContext(data=tmp_path / "data", out=tmp_path / "out", mode="quick", show_progress=False)
+    payload = offline.run(ctx, "locomo", [parse_variant("same=retrieval.graph=false"),
+                                          parse_variant("keyword=retrieval.channels=keyword")])  # fmt: skip
+    same = payload["comparisons"]["same"]["all"]["R@5"]
+    assert same["units"] > 0 and (same["difference"], same["low"], same["high"]) == (0.0, 0.0, 0.0)
+    assert set(payload["comparisons"]["keyword"]) == {"dev", "test", "all", "ratios"}
+    assert payload["levels"]["keyword"]["dev"]["R@5"] <= 1.0
+    assert "| keyword | `retrieval.channels=keyword` |" in Path(payload["report"]).read_text(encoding="utf-8")

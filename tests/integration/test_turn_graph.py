@@ -242,3 +242,18 @@ def test_a_reflection_slot_is_swapped_by_settings_but_its_guard_is_not(make_runt
     assert impl["score"] == "counting_score" and impl["gather"] == "builtin" and impl["guard"] == "builtin"
     with pytest.raises(ValidationError, match="guard"):
         Settings(nodes={"reflection": {"guard": "counting_score"}})  # the guardrails are no slot
+
+
+def test_search_reads_the_channels_and_diversity_settings_as_turns_do(make_runtime: RuntimeFactory) -> None:
+    said = ["我每天早上喝黑咖啡。", "我每天早上喝黑咖啡，不加糖。", "我周末去爬山。"]
+    results = {}
+    for channels, diversity in (("hybrid", 0.0), ("keyword", 0.0), ("dense", 0.0), ("hybrid", 0.9)):
+        rt = make_runtime(embedder=CharacterEmbedder(), name=f"{channels}-{diversity}",
+                          retrieval={"channels": channels, "diversity": diversity})  # fmt: skip
+        for i, text in enumerate(said):
+            rt.chat("u", text, dialogue_id=f"d{i}", at=T0 + timedelta(minutes=i))
+        results[(channels, diversity)] = [m.content for m in rt.search("u", "早上喝什么咖啡", k=2, at=T0 + timedelta(days=1))]
+    assert results[("hybrid", 0.0)][:2] == said[:2]  # the two coffee statements
+    assert "我周末去爬山。" not in results[("keyword", 0.0)]  # no shared word: the keyword channel never finds it
+    assert results[("dense", 0.0)]  # the dense channel alone finds something
+    assert results[("hybrid", 0.9)][1] == "我周末去爬山。"  # diversity: the near copy gives way to something else

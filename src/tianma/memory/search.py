@@ -9,8 +9,9 @@ query's similarity to a few neutral anchor sentences rather than by its raw cosi
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -18,8 +19,10 @@ import numpy as np
 from tianma.memory import associations
 from tianma.memory.service import Memory, index_text, is_indexed
 from tianma.memory.subjects import SubjectLabels
+from tianma.policies.diversity import mmr
+from tianma.policies.scoring import RerankPolicy, rerank
 from tianma.storage.protocols import Embedder, Matrix, Vector
-from tianma.storage.records import Candidate, MemoryRecord
+from tianma.storage.records import Candidate, MemoryRecord, ScoredMemory
 from tianma.text.tokenize import token_set, tokenize
 
 NEUTRAL_ANCHORS = (
@@ -111,7 +114,9 @@ def fact_matches(query_tokens: frozenset[str], record: MemoryRecord) -> bool:
 
 HYBRID: frozenset[str] = frozenset({"dense", "keyword"})
 """Both channels (the runtime's retrieval); ``{"dense"}`` or ``{"keyword"}`` alone are the
-baselines an experiment compares it with (``retrieve_dense``, ``retrieve_keyword``)."""
+baselines an experiment compares it with (``retrieval.channels``, ``retrieve_dense``, ``retrieve_keyword``)."""
+CHANNELS: dict[str, frozenset[str]] = {"hybrid": HYBRID, "dense": frozenset({"dense"}), "keyword": frozenset({"keyword"})}
+"""``retrieval.channels`` → the channels :func:`hybrid_search` uses."""
 
 
 def hybrid_search(
@@ -203,3 +208,16 @@ def with_replies(memory: Memory, user_id: str, ranked: list[Candidate]) -> list[
             channels = ("reply",) if known is None else (*known.channels, "reply")
             by_id[after.id] = Candidate(record=after, relevance=inherited, channels=channels)
     return sorted(by_id.values(), key=lambda c: c.relevance, reverse=True)
+
+
+def rank_memories(
+    memory: Memory, user_id: str, candidates: Sequence[Candidate], at: datetime, policy: RerankPolicy, keep: int,
+    diversity: float = 0.0,
+) -> list[ScoredMemory]:  # fmt: skip
+    """The ``keep`` best candidates by the rerank score, or — with ``diversity`` — picked by
+    maximal marginal relevance over their vectors (:mod:`tianma.policies.diversity`)."""
+    if diversity <= 0:
+        return rerank(candidates, at, policy, limit=keep)
+    scored = rerank(candidates, at, policy, limit=len(candidates))
+    vectors = memory.vectors.get_vectors(user_id, [m.id for m in scored]) if scored else {}
+    return mmr(scored, vectors, keep, diversity)

@@ -4,30 +4,31 @@ Each is an entry point of ``tianma.nodes`` and fills a slot by setting, e.g.
 ``TIANMA_NODES__RERANK=rerank_mmr``:
 
 - ``retrieve_dense`` / ``retrieve_keyword``: one retrieval channel alone (the e5 vectors, or
-  BM25 with the fact table) — the baselines hybrid retrieval is measured against;
+  BM25 with the fact table) — the baselines hybrid retrieval is measured against (the same as
+  ``retrieval.channels``, which ``Runtime.search`` reads too);
 - ``rerank_mmr``: the built-in scores, then maximal marginal relevance over the memories' vectors
-  (:data:`MMR_LAMBDA`): five memories that say five things rather than one thing five times;
+  (:data:`MMR_DIVERSITY`): five memories that say five things rather than one thing five times
+  (the same as ``retrieval.diversity = 0.3``, which ``Runtime.search`` reads too);
 - ``redline_noop``: no check at all, the reply passes through — only to measure what the
   redline check costs; never for real use.
 """
 
 from __future__ import annotations
 
-import numpy as np
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
 from tianma.graph.deps import Deps
 from tianma.graph.state import TurnState, TurnUpdate
+from tianma.memory.search import rank_memories
 from tianma.nodes.rerank import record_used
 from tianma.nodes.retrieve import find_candidates
-from tianma.policies.scoring import rerank as rank_candidates
-from tianma.storage.records import ScoredMemory, candidate_from_dict, scored_to_dict
+from tianma.storage.records import candidate_from_dict, scored_to_dict
 from tianma.telemetry import semconv as sc
 from tianma.telemetry.spans import current_span
 
-MMR_LAMBDA = 0.7
-"""Weight of a memory's own score against its greatest similarity to one already chosen."""
+MMR_DIVERSITY = 0.3
+"""``rerank_mmr``'s weight of difference (:mod:`tianma.policies.diversity`; λ = 0.7 for the score)."""
 
 
 def retrieve_dense(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
@@ -40,36 +41,13 @@ def retrieve_keyword(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     return find_candidates(state, runtime, frozenset({"keyword"}))
 
 
-def mmr(scored: list[ScoredMemory], vectors: dict[str, np.ndarray], keep: int, weight: float = MMR_LAMBDA) -> list[ScoredMemory]:
-    """Greedy maximal marginal relevance: each next memory maximises ``weight × score −
-    (1 − weight) × its greatest cosine to one chosen`` (scores scaled to the best one; a memory
-    without a vector competes on its score alone)."""
-    if not scored:
-        return []
-    top = max(m.score for m in scored) or 1.0
-    chosen: list[ScoredMemory] = []
-    left = list(scored)
-    while left and len(chosen) < keep:
-
-        def value(m: ScoredMemory) -> float:
-            v = vectors.get(m.id)
-            near = max((float(v @ vectors[c.id]) for c in chosen if v is not None and c.id in vectors), default=0.0)
-            return weight * m.score / top - (1 - weight) * near
-
-        best = max(left, key=value)
-        chosen.append(best)
-        left.remove(best)
-    return chosen
-
-
 def rerank_mmr(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
-    """The built-in rerank's scores, then :func:`mmr` picks the memories that go forward."""
+    """The built-in rerank's scores, then maximal marginal relevance picks the memories that go
+    forward (``retrieval.diversity`` = :data:`MMR_DIVERSITY` as a node)."""
     deps = runtime.context
     candidates = [candidate_from_dict(c) for c in state.get("candidates", [])]
     keep = min(deps.rerank_policy.max_kept, 5)
-    scored = rank_candidates(candidates, state["at"], deps.rerank_policy, limit=len(candidates))
-    vectors = deps.memory.vectors.get_vectors(state["user_id"], [m.id for m in scored]) if scored else {}
-    kept = mmr(scored, vectors, keep)
+    kept = rank_memories(deps.memory, state["user_id"], candidates, state["at"], deps.rerank_policy, keep, MMR_DIVERSITY)
     record_used(deps, state, kept, len(candidates))
     return {"memories": [scored_to_dict(m) for m in kept]}
 

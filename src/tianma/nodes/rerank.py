@@ -1,4 +1,5 @@
-"""rerank: relevance × recency × confidence × importance × hits; at most 5 go forward."""
+"""rerank: relevance × recency × confidence × importance × hits; at most 5 go forward (picked for
+difference too with ``retrieval.diversity``)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from langgraph.runtime import Runtime
 
 from tianma.graph.deps import Deps
 from tianma.graph.state import TurnState, TurnUpdate
-from tianma.policies.scoring import rerank as rank_candidates
+from tianma.memory.search import rank_memories
 from tianma.storage.records import ScoredMemory, candidate_from_dict, scored_to_dict
 from tianma.telemetry import semconv as sc
 from tianma.telemetry.spans import current_span
@@ -16,7 +17,9 @@ def rerank(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     """Keep the best memories and count a hit for each, and for every resident item."""
     deps = runtime.context
     candidates = [candidate_from_dict(c) for c in state.get("candidates", [])]
-    kept = rank_candidates(candidates, state["at"], deps.rerank_policy)
+    keep = min(deps.rerank_policy.max_kept, 5)
+    kept = rank_memories(deps.memory, state["user_id"], candidates, state["at"], deps.rerank_policy, keep,
+                         deps.settings.retrieval.diversity)  # fmt: skip
     record_used(deps, state, kept, len(candidates))
     return {"memories": [scored_to_dict(m) for m in kept]}
 

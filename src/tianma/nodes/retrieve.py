@@ -9,7 +9,7 @@ from langgraph.runtime import Runtime
 from tianma.graph.deps import Deps
 from tianma.graph.state import TurnState, TurnUpdate
 from tianma.memory.embedders import embed_message
-from tianma.memory.search import HYBRID, hybrid_search
+from tianma.memory.search import CHANNELS, hybrid_search
 from tianma.memory.statements import current_only, outdated_by_statements, resident_profile
 from tianma.storage.records import candidate_to_dict
 from tianma.telemetry import semconv as sc
@@ -29,7 +29,7 @@ def previous_user_text(state: TurnState) -> str | None:
 
 def retrieve(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     """Find candidate memories for this turn (filter by user and status, then hybrid search)."""
-    return find_candidates(state, runtime, HYBRID)
+    return find_candidates(state, runtime, CHANNELS[runtime.context.settings.retrieval.channels])
 
 
 def find_candidates(state: TurnState, runtime: Runtime[Deps], channels: frozenset[str]) -> TurnUpdate:
