@@ -35,6 +35,7 @@ def test_an_experiment_pairs_each_question_and_tells_real_from_none(tmp_path: Pa
     assert payload["variants"]["amnesia"]["items"] == ["retrieval.max_injected=0", "retrieval.max_resident=0"]
     report = Path(payload["report"]).read_text(encoding="utf-8")
     assert "| amnesia |" in report and "| same |" in report and "time / prompt tokens" in report
+    assert Path(payload["plot"]).stat().st_size > 1000 and Path(payload["plot"]).name in report
 
 
 def test_an_experiment_refuses_what_it_cannot_run(tmp_path: Path) -> None:

@@ -187,9 +187,31 @@ def _frame(ctx: BenchContext, bench: str, arm: str, variants: Sequence[Variant])
 def _written(ctx: BenchContext, payload: dict[str, Any]) -> dict[str, Any]:
     path = ctx.result_path("experiment")
     payload["report"] = str(path.with_suffix(".md"))
+    payload["plot"] = str(plot(payload, ctx.plots / f"{path.stem}.png"))
     payload["file"] = str(write_json(path, payload))
     Path(payload["report"]).write_text(markdown(payload), encoding="utf-8")
     return payload
+
+
+def plot(payload: dict[str, Any], path: Path) -> Path:
+    """Each variant's difference to the baseline with its 95 % interval, one row per split and
+    metric (filled: real; hollow: the interval holds zero)."""
+    from tianma.bench.plotting import pyplot, save
+
+    rows = [(f"{name} · {scope} · {metric}", d) for name, scopes in payload["comparisons"].items()
+            for scope, metrics in scopes.items() if scope != "ratios" for metric, d in metrics.items()]  # fmt: skip
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7, 0.35 * len(rows) + 1.2))
+    for y, (_, d) in enumerate(rows):
+        x = 100 * d["difference"]
+        ax.errorbar(x, y, xerr=[[x - 100 * d["low"]], [100 * d["high"] - x]], fmt="o", color="black",
+                    mfc="black" if d["real"] else "white", capsize=3)  # fmt: skip
+    ax.axvline(0, color="grey", linewidth=0.8)
+    ax.set_yticks(range(len(rows)), [label for label, _ in rows])
+    ax.invert_yaxis()
+    ax.set_xlabel("variant − baseline (points), 95 % paired-bootstrap interval")
+    ax.set_title(f"tianma experiment · {payload['bench']} ({payload['mode']})")
+    return save(fig, path)
 
 
 def _as_dict(d: PairedDifference) -> dict[str, Any]:
@@ -202,6 +224,7 @@ def markdown(payload: dict[str, Any]) -> str:
     whether it is real (the interval excludes zero)."""
     lines = [
         f"# Experiment — {payload['bench']} benchmark ({payload['arm']} arm), {payload['date']}", "",
+        f"![differences with 95 % intervals](plots/{Path(payload['plot']).name})", "",
         f"Mode `{payload['mode']}`; paired bootstrap over questions (95 % interval); a difference is "
         "**real** when its interval excludes zero. Baseline = the runtime as configured.", "",
         "| variant | items | split | metric | baseline | variant | difference | 95 % interval | real |",
