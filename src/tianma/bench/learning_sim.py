@@ -209,7 +209,7 @@ class Sim:
             self.phase("turn")
             turn = self.rt.chat(user.id, text, dialogue_id=dialogue_id, at=at)
             self.dialogue_of[turn.event_id] = d
-            rec: dict[str, Any] = {"user": user.id, "turn": t, "dialogue": d, "kind": kind, "pref": pid,
+            rec: dict[str, Any] = {"user": user.id, "lang": lang, "turn": t, "dialogue": d, "kind": kind, "pref": pid,
                                    "text": text, "event_id": turn.event_id, "reaction": None}  # fmt: skip
             if kind in ("statement", "change", "restate", "correction") and pid:
                 ps = prefs[pid]

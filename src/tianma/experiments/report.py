@@ -5,12 +5,11 @@ intervals that resample whole units — the share of turns a negative signal was
 (dislike, correction, a rephrase, a repeat …: :data:`~tianma.policies.credit.NEGATIVE`), the
 share aimed at by a repeat or a rephrase alone, and the share of turns whose prompt carried a
 memory or resident item (the ``injections`` table). Latency is read from the turn spans when the
-local span store keeps them (median per arm).
+local span store keeps them (median per arm, with a bootstrap interval over its turns).
 """
 
 from __future__ import annotations
 
-import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +17,7 @@ from typing import Any
 from sqlalchemy import Engine, String, cast, select
 
 from tianma.experiments.online import arm_names
-from tianma.experiments.stats import Rate, cluster_rate
+from tianma.experiments.stats import Rate, cluster_rate, median_interval
 from tianma.policies.credit import NEGATIVE
 from tianma.storage import schema as t
 from tianma.storage.experiments import Experiment
@@ -37,6 +36,8 @@ class ArmOutcome:
     memory_used: Rate | None
     latency_ms: float | None = None
     """Median turn duration from the span store; None when it keeps no span of the arm."""
+    latency_interval: tuple[float, float] | None = None
+    """95 % bootstrap interval of that median."""
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,9 @@ def experiment_report(engine: Engine, exp: Experiment, durations: dict[str, list
             return cluster_rate({u: (c[k], c[0]) for u, c in units.items()}) if turns else None
 
         ms = (durations or {}).get(arm) or []
-        out.append(ArmOutcome(arm, len(units), turns, rate(1), rate(2), rate(3), statistics.median(ms) if ms else None))
+        median, low, high = median_interval(ms) if ms else (None, None, None)
+        interval = None if low is None or high is None else (low, high)
+        out.append(ArmOutcome(arm, len(units), turns, rate(1), rate(2), rate(3), median, interval))
     return ExperimentReport(exp, out)
 
 
@@ -102,6 +105,8 @@ def describe(report: ExperimentReport) -> list[str]:
              "arm | units | turns | negative signal / 负反馈 | repeat / 重问 | memory used / 用到记忆 | latency p50"]  # fmt: skip
     for a in report.arms:
         latency = "—" if a.latency_ms is None else f"{a.latency_ms:.0f} ms"
+        if a.latency_interval is not None:
+            latency += f" [{a.latency_interval[0]:.0f}, {a.latency_interval[1]:.0f}]"
         lines.append(f"{a.arm} | {a.units} | {a.turns} | {pct(a.negative)} | {pct(a.repeat)} | {pct(a.memory_used)} | {latency}")
     return lines
 
@@ -113,4 +118,5 @@ def as_dict(report: ExperimentReport) -> dict[str, Any]:
 
     return {"name": report.experiment.name, "arms": [
         {"arm": a.arm, "units": a.units, "turns": a.turns, "negative": rate(a.negative), "repeat": rate(a.repeat),
-         "memory_used": rate(a.memory_used), "latency_ms": a.latency_ms} for a in report.arms]}  # fmt: skip
+         "memory_used": rate(a.memory_used), "latency_ms": a.latency_ms,
+         "latency_interval": a.latency_interval} for a in report.arms]}  # fmt: skip

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tianma.errors import InvalidInputError
-from tianma.experiments.stats import paired_bootstrap
+from tianma.experiments.stats import median_interval, paired_bootstrap, paired_ratio
 
 
 def test_a_constant_gain_is_exact_and_real() -> None:
@@ -37,3 +37,35 @@ def test_no_difference_is_not_called_real_and_units_are_matched_by_id() -> None:
     assert d.units == 300 and d.low < 0 < d.high and not d.real
     with pytest.raises(InvalidInputError):
         paired_bootstrap({"a": 1.0}, {"b": 1.0})
+
+
+def test_a_variant_twice_as_slow_per_turn_is_twice_as_slow_whatever_the_turns_cost() -> None:
+    rng = np.random.default_rng(3)
+    cost = rng.lognormal(3, 1, 300)  # turns differ by orders of magnitude, both arms alike
+    base = {f"t{i}": float(c) for i, c in enumerate(cost)}
+    var = {f"t{i}": float(2 * c * rng.lognormal(0, 0.05)) for i, c in enumerate(cost)}
+    r = paired_ratio(base, var)
+    assert r.units == 300 and r.real and 1.95 < r.low < r.ratio < r.high < 2.05
+    assert r.baseline == pytest.approx(float(np.median(cost)))
+
+
+def test_the_same_cost_with_noise_is_not_called_faster_or_slower() -> None:
+    rng = np.random.default_rng(4)
+    cost = rng.lognormal(3, 1, 200)
+    base = {f"t{i}": float(c * rng.lognormal(0, 0.2)) for i, c in enumerate(cost)}
+    var = {f"t{i}": float(c * rng.lognormal(0, 0.2)) for i, c in enumerate(cost)}
+    r = paired_ratio(base, var)
+    assert r.low < 1 < r.high and not r.real
+    with pytest.raises(InvalidInputError, match="positive"):
+        paired_ratio({"a": 0.0}, {"a": 1.0})
+
+
+def test_the_median_latency_interval_holds_the_median_and_narrows_with_more_turns() -> None:
+    rng = np.random.default_rng(5)
+    few, many = rng.lognormal(4, 0.5, 30), rng.lognormal(4, 0.5, 3000)
+    m1, lo1, hi1 = median_interval(few)
+    m2, lo2, hi2 = median_interval(many)
+    assert lo1 <= m1 <= hi1 and lo2 <= m2 <= hi2
+    assert lo2 < np.exp(4) < hi2 and (hi2 - lo2) < (hi1 - lo1) / 4  # ~√100 narrower
+    with pytest.raises(InvalidInputError):
+        median_interval([])

@@ -9,9 +9,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
 from tianma import Runtime
 from tianma.memory.reviews import queue
 from tianma.storage.records import Provenance
+from tianma.telemetry.span_store import SqlSpanExporter
 
 T0 = datetime(2026, 5, 4, 9, tzinfo=UTC)  # a Monday
 KEYS: dict[str, Any] = {"api_keys": {"key-a": "alice", "key-b": "bob"}, "admin_keys": ["key-admin"]}
@@ -84,3 +87,10 @@ def token_of(html: str) -> str:
     found = TOKEN.search(html)
     assert found is not None, "no form token on the page"
     return found.group(1)
+
+
+def store_spans(rt: Runtime, spans: InMemorySpanExporter) -> None:
+    """What ``serve`` does with ``telemetry.local_store``: every finished span into the span store."""
+    exporter = SqlSpanExporter(rt.settings.spans_path)
+    exporter.export(spans.get_finished_spans())
+    exporter.shutdown()

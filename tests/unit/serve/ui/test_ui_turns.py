@@ -5,16 +5,8 @@ from __future__ import annotations
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from tests.unit.serve.ui.conftest import ClientFactory
-from tests.unit.serve.ui.seed import Seeded, seed_user
+from tests.unit.serve.ui.seed import Seeded, seed_user, store_spans
 from tianma import Runtime
-from tianma.telemetry.span_store import SqlSpanExporter
-
-
-def store_spans(rt: Runtime, spans: InMemorySpanExporter) -> None:
-    """What ``serve`` does with ``telemetry.local_store``: every finished span into ``spans.db``."""
-    exporter = SqlSpanExporter(rt.settings.spans_path)
-    exporter.export(spans.get_finished_spans())
-    exporter.shutdown()
 
 
 def test_a_turns_decision_tree_from_its_spans(
