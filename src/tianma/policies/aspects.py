@@ -68,9 +68,19 @@ def aspects(text: str) -> frozenset[str]:
     return frozenset(name for name, pattern in ASPECTS.items() if pattern.search(text))
 
 
+DOMAINS = frozenset({"exercise", "media", "music", "code", "device"})
+"""Facets that name a whole domain of a person's life rather than one subject in it: a runner's
+wishes about units, long-run days and shoe budgets all say “run”."""
+
+
 def relation(a: frozenset[str], b: frozenset[str]) -> bool | None:
     """True when two statements share a facet, False when both name facets and share none,
-    None when either names none (the facets cannot tell)."""
+    None when either names none (the facets cannot tell). When both name a facet narrower than a
+    domain (:data:`DOMAINS`), only those count: “long runs on Sundays now” and “up to $150 for running
+    shoes” share the domain, not the subject."""
     if not a or not b:
         return None
+    narrow_a, narrow_b = a - DOMAINS, b - DOMAINS
+    if narrow_a and narrow_b:
+        return bool(narrow_a & narrow_b)
     return bool(a & b)

@@ -60,12 +60,19 @@ def _rx(pattern: str) -> re.Pattern[str]:
 _LASTING = _rx(r"说(?:了|过)(?:要|别|不要|只要)|优先|尽管|一概|统统|通通|只(?:买|用|看|吃|喝|听|坐|住|要)(?!一)|以后|今后|从现在(?:开始|起)|从今(?:天|日|往后)?(?:开始|起)|从此|往后|每次|每回|总是|一律|永远|一直都|默认|记住|记得|记一下|别忘了|"
                r"\b(?:from now on|going forward|from here on|in (?:the )?future|always|never|every time|whenever|remember|keep in mind|by default|"
                r"starting (?:today|now)|from today)\b")
+_RECURRING = _rx(r"每天|每日|每晚|每早|每周|每个?(?:星期|礼拜|月)|每月|天天|"
+                 r"\b(?:every (?:single )?(?:day|morning|evening|night|week|month|weekday|weekend|mondays?|tuesdays?|wednesdays?|"
+                 r"thursdays?|fridays?|saturdays?|sundays?)|daily|nightly|weekly|monthly)\b")
+"""A wish that names its own recurrence (“Send me the forecast every morning” · 每周五提醒我交周报)
+stands: in a short message only — a task description mentions days too."""
 _DAY = _rx(r"今天|今晚|今早|今儿|今日|今天晚上|今个|这会儿|这一会|这次|这回|这一次|当下|此刻|眼下先|暂时|现在先|"
            r"\b(?:today|tonight|this time|this morning|this afternoon|this evening|right now|for now|for today|at the moment|"
            r"just for now|for the moment|for the time being|temporarily)\b")
-_WEEK = _rx(r"这周|本周|这一周|这个星期|这礼拜|这个礼拜|这个周末|这周末|\b(?:this week|this weekend|all week|until the weekend|till the weekend)\b")
+_WEEK = _rx(r"这周|本周|这一周|这个星期|这礼拜|这个礼拜|这个周末|这周末|(?:到|直到)(?:这?周|星期|礼拜)[一二三四五六日天末](?:为止|之前)?|"
+            r"\b(?:this week|this weekend|all week|(?:until|till|til|through) (?:the weekend|(?:mon|tues|wednes|thurs|fri|satur|sun)day))\b")
 _DAYS = _rx(r"这几天|这两天|最近几天|近几天|这阵子|这段时间先|"
-            r"\b(?:these (?:few |couple of )days|for the next (?:few|couple of|two|three|\d+) days|for a few days|for a couple of days|the next few days)\b")
+            r"\b(?:these (?:few |couple of )days|(?:for )?the next (?:few|couple of|two|three|\d+) days|next (?:few|couple of|two|three|\d+) days|"
+            r"for a few days|for a couple of days)\b")
 _MOOD = _rx(r"心情|好累|太累|很累|累死|累了|累瘫|累趴|好困|很困|困死|困成|烦死|好烦|很烦|烦躁|暴躁|难受|疼|痛|感冒|发烧|咳嗽|鼻塞|嗓子|拉肚子|"
             r"闹肚子|生病|病了|不舒服|晕车|失眠|没睡好|没睡醒|熬夜|通宵|宿醉|喝多了|生理期|经期|姨妈|例假|郁闷|焦虑|伤心|难过|沮丧|低落|心累|"
             r"没精神|没胃口|吃不下|没力气|压力(?:好|很|太)?大|崩溃|气死|生气|上火|"
@@ -142,7 +149,7 @@ def classify_statement(text: str) -> StatementCue | None:
             kinds.append("mood")
         elif (_DIRECTIVE.search(body) or _LASTING.search(body) or _STYLE_REQUEST.search(body)
               or _HABIT.search(body) or _PROHIBIT.search(body) or _STYLE_ORDER.search(body)
-              or _TOPIC_REQUEST.search(body) or _SWITCH.search(body)):
+              or _TOPIC_REQUEST.search(body) or _SWITCH.search(body) or (_RECURRING.search(body) and _terse(text))):
             kinds.append("wish")
         elif _REQUEST.search(body) and _scoped_in_time(text):
             # a request with a time scope is a wish for that period: 这周做饭给我推荐点小孩子爱吃的
@@ -271,7 +278,7 @@ def _asserted_clauses(text: str) -> list[str]:
 
 _SENTENCES = re.compile(r"[^。！？!?\n]+[。！？!?]*")
 _TAG = _rx(r"(?:ok|okay|right|yeah|please|alright|好吗|行吗|可以吗|好不好|行不行|知道吗|听到没|记住了吗|懂吗|好嘛|行嘛)\s*[?？]*")
-_QUESTION_MARK = re.compile(r"[?？]|吗|什么|怎么|哪|啥|多少|要不要|是不是|能不能|会不会|有没有|可不可以|好不好|行不行|\b(?:what|how|where|which|who|why)\b", re.IGNORECASE)
+_QUESTION_MARK = re.compile(r"[?？]|吗|什么|怎么|(?<!不)咋|哪|啥|多少|要不要|是不是|能不能|会不会|有没有|可不可以|好不好|行不行|\b(?:what|whats|how|hows|where|wheres|which|who|why)\b", re.IGNORECASE)
 
 
 def _polite_requests(text: str) -> list[str]:

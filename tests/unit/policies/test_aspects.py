@@ -31,3 +31,12 @@ def test_two_statements_share_a_facet_differ_or_cannot_tell() -> None:
     assert relation(aspects("以后回答简短一点"), aspects("回答详细一些，多展开讲讲")) is True
     assert relation(aspects("no markdown please"), aspects("answer in Spanish from now on")) is False
     assert relation(aspects("我不吃香菜"), aspects("以后回答简短一点")) is None  # no facet: the vectors decide
+
+
+def test_a_shared_domain_does_not_join_two_narrower_facets() -> None:
+    # a runner's wishes all say "run": the narrower facets tell them apart
+    assert relation(aspects("long runs on Sundays now"), aspects("up to $150 for running shoes")) is False
+    assert relation(aspects("周末跑步提醒改到早上七点"), aspects("跑步别推太贵的装备，预算五百")) is False
+    # the same narrower facet within the domain is one subject; the domain alone still joins
+    assert relation(aspects("run reminders at 6am"), aspects("ping me at 7pm before my runs")) is True
+    assert relation(aspects("more strength training"), aspects("only yoga for my knees")) is True

@@ -163,3 +163,34 @@ def test_these_days_is_now_not_a_few_days() -> None:
     assert cue is not None and cue.period is None
     few = classify_statement("For the next few days, skip the references")
     assert few is not None and few.period == "days"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Send me the forecast every morning", "每周五下午提醒我交周报", "Water reminder every day at noon",
+     "天天给我推一首老歌", "Weekly summary of my spending, please"],
+)
+def test_a_wish_that_names_its_recurrence_stands(text: str) -> None:
+    cue = classify_statement(text)
+    assert cue is not None and cue.kind == "wish" and cue.period is None
+
+
+def test_a_task_that_mentions_a_recurrence_is_not_a_wish() -> None:
+    task = ("Write a short story about a lighthouse keeper who climbs the stairs every morning, talks to the gulls, "
+            "keeps a log of ships and one night sees a light where no ship should be; about five hundred words.")  # fmt: skip
+    assert classify_statement(task) is None
+
+
+@pytest.mark.parametrize("text", ["电脑开不了机 咋整", "这报销单子咋填", "whats a cheap way to ship a bike", "hows the weather up north"])
+def test_questions_as_typed_in_chat_state_nothing(text: str) -> None:
+    assert classify_statement(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "period"),
+    [("next couple of days im in denver, keep recs nearby", "days"), ("on call until friday, keep it short", "week"),
+     ("到周日之前都别给我排晚上的事", "week")],
+)
+def test_a_wish_until_a_day_or_for_the_next_days_expires(text: str, period: str) -> None:
+    cue = classify_statement(text)
+    assert cue is not None and cue.period == period
