@@ -5,8 +5,8 @@
 | private_key | a whole PEM block ``-----BEGIN … PRIVATE KEY----- … -----END … PRIVATE KEY-----`` (RSA, EC, DSA, OpenSSH, encrypted, PGP ``PRIVATE KEY BLOCK``), or an unterminated one up to its last base64 line; 私钥/private key 是/is + a long random string | public keys and certificates are not secrets |
 | token | JWT ``eyJ….….…`` anywhere; ``Bearer <token>``; ``Authorization: Basic <base64>`` | the bearer token needs ≥ 20 characters with letters and digits ("the bearer of bad news") |
 | api_key | anywhere: ``sk-…``/``sk-proj-…``/``sk-ant-…``, ``sk_live_…``, ``ghp_/gho_/ghu_/ghs_/ghr_…``, ``github_pat_…``, ``AKIA``/``ASIA`` + 16, ``xox[abposr]-…``, ``AIza…``, ``glpat-…``, ``hf_…``, ``npm_…``, ``pypi-…``; after api key / secret key / access key / token / secret / client secret / 密钥 / 秘钥 / 令牌 + is/:/=/是: a random-looking string (≥ 16 characters, letters and digits) | prefixes need a long tail with letters and digits (SK-II, sk-8, task-123, hf_hub_download); a lead-in value must look random, so code (``os.getenv(…)``) and words do not match |
-| security_answer | 密保/安全问题…的答案/回答 是/为/：X (Han allowed); the answer to my security question is X; my security (question) answer is X | question words (是什么, 吗, what, the …) are not answers |
-| cvv | CVV/CVC/CVN(码)/安全码/卡背面三位数 + 3–4 digits; card security code / the 3-digit code on the back is … | needs the digits ("what is a CVV?", "CVV是三位数") |
+| security_answer | 密保/安全问题…的答案/回答 是/为/：X (Han allowed); the answer to my security question is X; my security (question) answer is X; a security question … (the) answer is X, within 80 characters | question words (是什么, 吗, what, the …) are not answers |
+| cvv | CVV/CVC/CVN(码)/安全码/卡背面三位数 + 3–4 digits; card security code / the 3-digit code on the back is … / the three numbers on the back of my card are … | needs the digits ("what is a CVV?", "CVV是三位数") |
 | pin | PIN/PIN码/PIN code/PUK + 4–8 digits; set my PIN to … | needs the digits ("my PIN was wrong twice"); a count ("4 digits", "6位") is not a PIN |
 | otp | 验证码/校验码/动态码/动态密码/短信码/一次性密码, verification/OTP/2FA/MFA/login/one-time code + 4–8 digits (or 3+3); "482913 is/as your … code", "482913是您的…验证码" | needs the digits; a longer digit run (a phone or order number) and a duration ("60秒", "10 minutes") are not codes |
 | password | 密码/口令 是/为/：/=/改成 X, or 密码 + X with a digit and ≥ 6 characters; password/passwd/passcode/passphrase/pwd/pw is/:/=/'s X, "the root password for the server is X", "changed my password to X", "passcode 739184" | the value must look like one: code (``input()``, ``None``, ``password == ""``), templates (``<password>``, ``***``), counts ("8 characters", "8位") and stop words (wrong, required, too …) do not match; an English plain word needs my/our/wifi/remember before it and the end of the clause after it |
@@ -128,6 +128,7 @@ _SA_ZH = re.compile(
 )
 _SA_EN = re.compile(
     rf"{_A}(?:(?:security|secret){_SP}+(?:question{_SP}+)?answer(?:{_SP}+(?:for|to){_SP}+(?:{_TOK}{_SP}+){{0,4}}?{_TOK})?"
+    rf"|(?:security|secret){_SP}+questions?\b[^\n?!]{{0,80}}?\b(?:the{_SP}+|its{_SP}+|my{_SP}+)?answer"
     rf"|answer{_SP}+(?:to|for){_SP}+(?:my|the|our){_SP}+(?:{_TOK}(?:['’]s)?{_SP}+){{0,3}}?(?:security|secret){_SP}+questions?"
     rf"(?:{_SP}*(?:\([^)\n]{{0,40}}\)|[\"“'][^\"”'\n]{{1,40}}[\"”']|{_SP}+about{_SP}+(?:{_TOK}{_SP}+){{0,3}}?{_TOK}))?)"
     rf"(?:{_SP}+(?:is|was)(?:{_SP}*[:：])?{_SP}+|{_SP}*[:：=]{_SP}*|['’]s{_SP}+|{_SP}*{_ZH_VERB}{_SP}*){_VAL}",
@@ -136,7 +137,9 @@ _SA_EN = re.compile(
 _CVV = re.compile(
     rf"{_A}(?:(?:CVV2?|CVC2?|CVN)码?|安全码|(?:卡片?|信用卡)?背面(?:的)?(?:三位数字?|3位数字?|后三位|那三位|三位|数字)"
     rf"|(?:card{_SP}+)?security{_SP}+code(?:{_SP}+on{_SP}+the{_SP}+back(?:{_SP}+of{_SP}+(?:my|the){_SP}+card)?)?"
-    rf"|(?:three|3)[- ]digits?{_SP}+(?:code|number){_SP}+on{_SP}+the{_SP}+back(?:{_SP}+of{_SP}+(?:my|the){_SP}+card)?)"
+    rf"|(?:three|3)[- ]digits?{_SP}+(?:code|number){_SP}+on{_SP}+the{_SP}+back(?:{_SP}+of{_SP}+(?:my|the){_SP}+card)?"
+    rf"|(?:three|3|four|4){_SP}+(?:numbers|digits){_SP}+on{_SP}+the{_SP}+back{_SP}+of{_SP}+(?:my|the|your|his|her|our){_SP}+"
+    rf"(?:(?:credit|debit|bank|visa|amex){_SP}+)?card(?:{_SP}+(?:are|were))?)"
     rf"(?![A-Za-z])(?:{_CONN_ANY}|{_SP}*)(?P<v>[0-9]{{3,4}}){_DIGITS_END}",
     re.IGNORECASE,
 )

@@ -132,6 +132,10 @@ def test_placeholders_never_match(placeholder: str) -> None:
         ("my CVV is 517", "cvv", "517"),
         ("密保问题答案是 北京市第八中学", "security_answer", "北京市第八中学"),
         ("the answer to my security question (first pet) is Biscuit.", "security_answer", "Biscuit"),
+        ("my security question asks for the street I grew up on, answer is Larchmont", "security_answer", "Larchmont"),
+        ("Security question: childhood best friend. The answer is Okonkwo.", "security_answer", "Okonkwo"),
+        ("the 3 digits on the back of my debit card: 552", "cvv", "552"),
+        ("Four numbers on the back of the card are 1234", "cvv", "1234"),
         (
             "export OPENAI_API_KEY=sk-Qz8Lm3Xv7Rk2Wp9Tn4Yb6Hc1Jd5Fg0As",
             "api_key",
@@ -180,6 +184,9 @@ def test_value_stops_at_han_and_punctuation() -> None:
         "my password is protected by 2FA",
         "验证码发到 13812345678 了",
         "PIN 码 3 次输错会锁卡",
+        "I forgot the answer to my security question",
+        "the security question was about my first school, the answer escapes me",
+        "there are three numbers on the back of the card, what are they for?",
     ],
 )
 def test_code_and_talk_about_secrets_are_not_secrets(text: str) -> None:
