@@ -66,6 +66,8 @@ def test_an_experiment_on_prefeval_pairs_each_item_at_each_distractor_count(tmp_
     amnesia = payload["comparisons"]["amnesia"]
     assert amnesia["test"]["carried"]["variant"] == 0.0 and amnesia["test"]["carried"]["difference"] < 0
     assert amnesia["ratios"]["prompt_tokens"] < 1.0  # no memory block in the prompt
+    latency = amnesia["ratios"]["latency"]  # the question turn of each item, paired
+    assert latency["units"] == 6 and latency["low"] <= latency["ratio"] <= latency["high"]
     assert "| amnesia |" in Path(payload["report"]).read_text(encoding="utf-8")
 
 

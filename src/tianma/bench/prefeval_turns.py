@@ -22,6 +22,7 @@ smaller than the search benchmark's (:data:`PER_TOPIC`: one item per topic and f
 from __future__ import annotations
 
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -174,9 +175,11 @@ def run_items(
                     events = talk(rt, replies, item.key, docs)
                     rt.reflect(item.key, at=at - timedelta(hours=12), trigger="nightly")
                     replies.next = "OK"
+                    asked = time.perf_counter()
                     turn = rt.chat(item.key, item.question, dialogue_id=f"{item.key}:question", at=at)
+                    question_ms = (time.perf_counter() - asked) * 1000
                     gold = {e for e, doc in events.items() if doc in item.gold}
-                    row = {"item": item.key, "form": item.form, "topic": item.topic, "N": n}
+                    row = {"item": item.key, "form": item.form, "topic": item.topic, "N": n, "question_ms": question_ms}
                     row |= judge(rt, item.key, turn, at, gold, count)
                     row["user_turns"] = replies.turns - before[0]
                     row["learning_calls"] = replies.learning_calls - before[1]

@@ -113,7 +113,8 @@ def run_prefeval(ctx: BenchContext, variants: Sequence[Variant]) -> dict[str, An
     """PrefEval through the turn path (its sample of the mode) for the baseline and each variant:
     each item at each distractor count is a unit; ``carried`` (the preference reached the prompt)
     is compared with the paired bootstrap; prompt tokens as a ratio. All of PrefEval is held out
-    (nothing here was tuned on it): the one split is ``test``."""
+    (nothing here was tuned on it): the one split is ``test``. The question turn of each item is
+timed, so its latency ratio has an interval."""
     from tianma.bench import prefeval_turns
     from tianma.bench.common import token_counter
     from tianma.bench.prefeval_data import load_distractors, load_items, topics
@@ -144,6 +145,9 @@ def run_prefeval(ctx: BenchContext, variants: Sequence[Variant]) -> dict[str, An
     def scores(name: str) -> dict[str, dict[str, float]]:
         return {"carried": {key(r): float(r["carried"]) for r in rows[name]}}
 
+    def question_ms(name: str) -> dict[str, float]:  # the turn that asks, after the distractors
+        return {key(r): max(r["question_ms"], 1e-3) for r in rows[name]}
+
     where: dict[str, tuple[str, str | None]] = {key(r): ("test", r["form"]) for r in rows[BASELINE]}
 
     payload = frame(ctx, "prefeval", "turn path", variants)
@@ -154,7 +158,8 @@ def run_prefeval(ctx: BenchContext, variants: Sequence[Variant]) -> dict[str, An
         payload["comparisons"][v.name] = {
             **compare_scopes(scores(BASELINE), scores(v.name), where),
             "ratios": {"seconds": seconds[v.name] / seconds[BASELINE],
-                       "prompt_tokens": sum(r["tokens"] for r in rows[v.name]) / tokens if tokens else None},
+                       "prompt_tokens": sum(r["tokens"] for r in rows[v.name]) / tokens if tokens else None,
+                       "latency": ratio_dict(paired_ratio(question_ms(BASELINE), question_ms(v.name)))},
         }  # fmt: skip
     return written(ctx, payload)
 
