@@ -34,6 +34,8 @@ def test_an_experiment_pairs_each_question_and_tells_real_from_none(tmp_path: Pa
         assert (same[metric]["difference"], same[metric]["low"], same[metric]["high"]) == (0.0, 0.0, 0.0)
         assert not same[metric]["real"]
     assert amnesia["hit"]["difference"] < 0 and amnesia["hit"]["real"]  # no memory: fewer wishes carried
+    latency = payload["comparisons"]["same"]["ratios"]["latency"]  # each judged question's turn, paired
+    assert latency["units"] == same["hit"]["units"] and latency["low"] <= latency["ratio"] <= latency["high"]
     assert payload["variants"]["amnesia"]["items"] == ["retrieval.max_injected=0", "retrieval.max_resident=0"]
     report = Path(payload["report"]).read_text(encoding="utf-8")
     assert "| amnesia |" in report and "| same |" in report and "whole-run time" in report

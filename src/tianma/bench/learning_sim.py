@@ -11,6 +11,7 @@ the preference was stated — and did it carry a superseded version, or a mood p
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -207,10 +208,12 @@ class Sim:
             if kind == pending_kind(pending):
                 pending = None
             self.phase("turn")
+            began = time.perf_counter()
             turn = self.rt.chat(user.id, text, dialogue_id=dialogue_id, at=at)
+            ms = (time.perf_counter() - began) * 1000
             self.dialogue_of[turn.event_id] = d
             rec: dict[str, Any] = {"user": user.id, "lang": lang, "turn": t, "dialogue": d, "kind": kind, "pref": pid,
-                                   "text": text, "event_id": turn.event_id, "reaction": None}  # fmt: skip
+                                   "text": text, "event_id": turn.event_id, "reaction": None, "ms": ms}  # fmt: skip
             if kind in ("statement", "change", "restate", "correction") and pid:
                 ps = prefs[pid]
                 if kind in ("statement", "change"):

@@ -4,8 +4,9 @@ the same embedder and the same seed, scored question by question and compared in
 ``--bench learning``: the reflection arm (memory + rules-only reflection, a chat model that
 returns broken JSON) over the dev users, then the held-out test users; each question is a unit,
 keyed by split, user and turn; ``hit`` and ``stale`` are compared with the paired bootstrap
-(:mod:`tianma.experiments.stats`). ``--bench prefeval``: PrefEval through the turn path, each item
-at each distractor count a unit, ``carried``. Prompt tokens and seconds of each variant are given
+(:mod:`tianma.experiments.stats`), and each question's turn is timed. ``--bench prefeval``:
+PrefEval through the turn path, each item at each distractor count a unit, ``carried``, its
+question turn timed. Prompt tokens and seconds of each variant are given
 as ratios to the baseline's, measured in the same run after an untimed warm-up. ``--bench
 locomo``: ``Runtime.search`` on LoCoMo (retrieval settings; the node slots are not on that path),
 R@5 and R@10 per question, ``conv-26`` the dev split; each question's search is timed, so its
@@ -96,6 +97,10 @@ def run_learning(ctx: BenchContext, variants: Sequence[Variant], scenarios: Sequ
     def scores(name: str) -> dict[str, dict[str, float]]:
         return {m: {k: x for s in splits for k, x in units(runs[name][s]["records"], s, m).items()} for m in METRICS}
 
+    def question_ms(name: str) -> dict[str, float]:  # each judged question's turn, timed
+        return {f"{s}/{r['user']}/{r['turn']}": max(r["ms"], 1e-3) for s in splits for r in runs[name][s]["records"]
+                if r["kind"] == "question" and "hit" in r}  # fmt: skip
+
     # a question's category: its user's language
     where = {f"{s}/{r['user']}/{r['turn']}": (s, r.get("lang")) for s in splits for r in runs[BASELINE][s]["records"]
              if r["kind"] == "question"}  # fmt: skip
@@ -104,7 +109,8 @@ def run_learning(ctx: BenchContext, variants: Sequence[Variant], scenarios: Sequ
         base_s = sum(runs[BASELINE][s]["seconds"] for s in splits)
         base_t = sum(runs[BASELINE][s]["tokens_in"] for s in splits)
         rows["ratios"] = {"seconds": sum(runs[v.name][s]["seconds"] for s in splits) / base_s,
-                          "prompt_tokens": sum(runs[v.name][s]["tokens_in"] for s in splits) / base_t if base_t else None}  # fmt: skip
+                          "prompt_tokens": sum(runs[v.name][s]["tokens_in"] for s in splits) / base_t if base_t else None,
+                          "latency": ratio_dict(paired_ratio(question_ms(BASELINE), question_ms(v.name)))}  # fmt: skip
         payload["comparisons"][v.name] = rows
     return written(ctx, payload)
 
