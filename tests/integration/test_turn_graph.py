@@ -33,7 +33,7 @@ def test_every_node_is_a_span_with_its_decision(
     make_runtime: RuntimeFactory, spans: InMemorySpanExporter
 ) -> None:
     rt = make_runtime()
-    stated = rt.chat("u", "我每天早上喝黑咖啡。", dialogue_id="d1", at=T0)
+    stated = rt.chat("u", "早上喝黑咖啡还是喝茶好？", dialogue_id="d1", at=T0)
     spans.clear()
     turn = rt.chat("u", "我早上喝什么？", dialogue_id="d2", at=T0 + timedelta(days=1))
 
@@ -196,13 +196,13 @@ def test_the_shipped_alternatives_fill_their_slots_and_the_span_names_them(
     reply = "这只基金明年一定能涨30%，稳赚。"
     rt = make_runtime(chat_model=ScriptedChatModel(replies=[reply]), embedder=CharacterEmbedder(),
                       nodes={"rerank": "rerank_mmr", "retrieve": "retrieve_keyword", "redline_check": "redline_noop"})  # fmt: skip
-    rt.chat("u", "我每天早上喝黑咖啡。", dialogue_id="d1", at=T0)
+    rt.chat("u", "早上喝黑咖啡还是喝茶好？", dialogue_id="d1", at=T0)
     turn = rt.chat("u", "这只基金怎么样，早上喝什么", dialogue_id="d2", at=T0 + timedelta(days=1))
     assert turn.reply == reply and turn.redline is not None and turn.redline.verdict == "pass"  # not amended
     impl = {s.attributes[sc.TIANMA_NODE_NAME]: s.attributes[sc.TIANMA_NODE_IMPL]
             for s in spans.get_finished_spans() if s.attributes and sc.TIANMA_NODE_NAME in s.attributes}  # fmt: skip
     assert impl["rerank"] == "rerank_mmr" and impl["retrieve"] == "retrieve_keyword" and impl["generate"] == "builtin"
-    assert [m.content for m in turn.memories] == ["我每天早上喝黑咖啡。"]
+    assert [m.content for m in turn.memories] == ["早上喝黑咖啡还是喝茶好？"]
 
 
 def test_one_channel_alone_carries_the_whole_relevance(make_runtime: RuntimeFactory) -> None:

@@ -73,7 +73,7 @@ def test_a_real_turn_reads_back_as_its_decision_tree(make_runtime: RuntimeFactor
     pref = rt.memory.store.add_record(
         "u", "preference", "回答简短", Provenance(source="test"), confidence=0.9
     )
-    stated = rt.chat("u", "我每天早上喝黑咖啡。", dialogue_id="d1", at=T0)
+    stated = rt.chat("u", "早上喝黑咖啡还是喝茶好？", dialogue_id="d1", at=T0)
     turn = rt.chat("u", "我早上喝什么？", dialogue_id="d2", at=T0 + timedelta(days=1))
     after = rt.chat("u", "不对，我是问早上喝的东西", dialogue_id="d2", at=T0 + timedelta(days=1, minutes=1))
 
