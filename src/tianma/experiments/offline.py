@@ -94,6 +94,7 @@ def run_learning(ctx: BenchContext, variants: Sequence[Variant], scenarios: Sequ
     payload["scenarios"] = [str(p) for p in paths]
     for v in arms:
         payload["levels"][v.name] = {s: {m: runs[v.name][s]["metrics"][f"{m}_rate"] for m in METRICS} for s in splits}
+
     def scores(name: str) -> dict[str, dict[str, float]]:
         return {m: {k: x for s in splits for k, x in units(runs[name][s]["records"], s, m).items()} for m in METRICS}
 
