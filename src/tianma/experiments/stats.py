@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -50,6 +51,11 @@ class PairedDifference:
         """The interval excludes zero."""
         return self.low > 0 or self.high < 0
 
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data for a report's JSON."""
+        return {"units": self.units, "baseline": self.baseline, "variant": self.variant,
+                "difference": self.difference, "low": self.low, "high": self.high, "real": self.real}  # fmt: skip
+
 
 def paired_bootstrap(
     baseline: Mapping[str, float], variant: Mapping[str, float], *, resamples: int = RESAMPLES,
@@ -88,6 +94,11 @@ class PairedRatio:
     def real(self) -> bool:
         """The interval excludes 1."""
         return self.low > 1 or self.high < 1
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data for a report's JSON (the medians in milliseconds: it times units)."""
+        return {"units": self.units, "baseline_ms": self.baseline, "variant_ms": self.variant, "ratio": self.ratio,
+                "low": self.low, "high": self.high, "real": self.real}  # fmt: skip
 
 
 def paired_ratio(
