@@ -25,8 +25,8 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 # fmt: off
 ASPECTS: dict[str, re.Pattern[str]] = {
-    "detail": _rx(r"短|简短|简洁|简单点|精简|啰嗦|太长|长一点|长点|详细|详尽|展开|细一点|写全|写细|一句|两句|三句|几句|字以内|字数|篇幅|解释|讲解|原理|步骤|一步一步|过程|"
-                  r"\b(?:short|shorter|brief|briefly|concise|long|longer|lengthy|detailed|detail|thorough|verbose|succinct|tl;?dr|gist|sentences?|paragraphs?|"
+    "detail": _rx(r"短|简短|简洁|简单点|精简|啰嗦|太长|长一点|长点|详细|详尽|展开|细一点|写全|写细|一句|两句|三句|几句|字以内|字数|篇幅|解释|讲解|原理|步骤|一步一步|过程|说重点|大段|长篇|一大坨|"
+                  r"\b(?:short|shorter|brief|briefly|concise|long(?!\s+(?:contract|time|day|days|week|weeks|run|runs|trip|trips|drive|flights?|term|walks?|way|distance|haul|shifts?|hours|commute|weekends?|story))|(?<!no )longer|lengthy|detailed|detail|thorough|verbose|succinct|tl;?dr|gist|sentences?|paragraphs?|"
                   r"one-liners?|walk ?through|in depth|depth|explain\w*|preamble|step[- ]by[- ]step|line by line|reasoning|elaborate|summary|summar\w+)\b"),
     "format": _rx(r"格式|markdown|列表|表格|分点|要点|标题|加粗|编号|排版|符号|"
                   r"\b(?:markdown|bullets?|bullet points?|lists?|tables?|grid|headers?|headings?|bold|formatting|formatted|plain text|numbered|format|outline)\b"),
@@ -35,19 +35,20 @@ ASPECTS: dict[str, re.Pattern[str]] = {
     "tone": _rx(r"语气|口吻|正式|随意|轻松|幽默|俏皮|严肃|规矩|客气|礼貌|活泼|表情|emoji|颜文字|段子|笑话|官方|热情|冷淡|"
                 r"\b(?:tone|formal|casual|playful|humou?r|jokes?|funny|serious|polite|friendly|emojis?|emoticons?|slang|professional|chatty|warm)\b"),
     "order": _rx(r"结论|先说|开门见山|重点先|\b(?:conclusion|bottom line|lead with|up front|upfront|answer first)\b"),
-    "sources": _rx(r"出处|来源|引用|参考文献|\b(?:sources?|citations?|cite|citing|references?)\b"),
+    "sources": _rx(r"出处|来源|引用|参考文献|(?<!open )(?<!open-)\b(?:sources?|citations?|cite|citing|references?)\b"),
     "units": _rx(r"公里|英里|公斤|千克|磅|摄氏|华氏|公制|英制|"
                  r"\b(?:km|kms|kilomet(?:er|re)s?|miles?|metric|imperial|pounds|lbs|kg|kilos?|celsius|fahrenheit|units)\b"),
     "jargon": _rx(r"术语|专业词|行话|大白话|通俗|\b(?:jargon|technical terms|medical terms|plain (?:words|english|language)|lay(?:man|person)?'?s? terms)\b"),
-    "code": _rx(r"代码|编程|\b(?:python|java|javascript|typescript|c\+\+|c#|golang|rust|ruby|php|swift|kotlin|gdscript|code|snippets?|scripts?)\b"),
+    "code": _rx(r"代码|编程|\b(?:c\+\+|c#)|\b(?:python|java|javascript|typescript|golang|rust|ruby|php|swift|kotlin|gdscript|code|snippets?|scripts?)\b"),
+    "engine": _rx(r"引擎|\b(?:godot|unity|unreal|gamemaker|game engine|engine)\b"),
     "spice": _rx(r"辣|川菜|湘菜|\b(?:spicy|spice|chil(?:l)?i|hot sauce|szechuan|sichuan)\b"),
     "sweet": _rx(r"甜|糖|\b(?:sweets?|sugar|sugary|desserts?|cakes?|candy)\b"),
-    "diet": _rx(r"吃素|素食|素菜|荤|肉|海鲜|鱼|蛋|奶|\b(?:vegetarian|vegan|meat|fish|seafood|pescatarian|plant-based|dairy|eggs?|beef|pork|chicken)\b"),
+    "diet": _rx(r"吃素|素食|素菜|荤|肉|海鲜|(?<!钓)鱼|蛋|奶|\b(?:vegetarian|vegan|meat|fish|seafood|pescatarian|plant-based|dairy|eggs?|beef|pork|chicken)\b"),
     "allergy": _rx(r"过敏|\ballerg\w*"),
-    "budget": _rx(r"预算|价位|价格|贵|便宜|省钱|花销|\d+\s*(?:块|元|万|千|刀|欧|镑)|[$€£¥]\s?\d|"
-                  r"\b(?:budget|price[ds]?|pricey|cheap|expensive|afford\w*|spend\w*|cost)\b"),
-    "clock": _rx(r"\d+\s*点|[一二三四五六七八九十两]+点|早上|上午|中午|下午|晚上|凌晨|夜里|傍晚|"
-                 r"\b(?:\d{1,2}(?::\d\d)?\s?(?:am|pm)|\d{1,2}:\d\d|mornings?|afternoons?|evenings?|nights?|noon|midnight|dusk|dawn)\b"),
+    "budget": _rx(r"预算|价位|价格|贵|便宜|省钱|花销|钱|穷|平价|实惠|性价比|(?:\d+|[一二三四五六七八九十两几百千万]+)\s*(?:块|元|万|千|刀|欧|镑)|超过[一二三四五六七八九十两几]?[百千万]|[$€£¥]\s?\d|"
+                  r"\b(?:budget|price[ds]?|pricey|cheap|cheaper|expensive|afford\w*|spend\w*|cost|money|broke|bucks|splurge|pay for|subscriptions?|\d+k|free (?:or|and) open|free (?:tools?|apps?|software|versions?|options?|stuff))\b"),
+    "clock": _rx(r"\d+\s*点|(?:[二三四五六七八九十两]|十[一二])点|一点(?:钟|半)|早上|上午|中午|下午|晚上|凌晨|夜里|傍晚|"
+                 r"\b(?:\d{1,2}(?::\d\d)?\s?(?:am|pm)|\d{1,2}:\d\d|(?:at|before|after|until|till|by|around) (?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b|early|late|mornings?|afternoons?|evenings?|nights?|noon|midnight|dusk|dawn)\b"),
     "weekday": _rx(r"周[一二三四五六日天末]|星期[一二三四五六日天]|礼拜[一二三四五六日天]|工作日|休息日|"
                    r"\b(?:mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?|weekends?|weekdays?|day off)\b"),
     "remind": _rx(r"提醒|闹钟|叫我|\b(?:remind\w*|alarms?|notif\w*|heads up)\b"),
@@ -55,7 +56,8 @@ ASPECTS: dict[str, re.Pattern[str]] = {
                     r"\b(?:workouts?|exercis\w*|running|runs?|yoga|pilates|gym|training|strength|lifting|swim\w*|cardio)\b"),
     "media": _rx(r"书|小说|剧|电影|综艺|纪录片|播客|动漫|"
                  r"\b(?:books?|novels?|shows?|movies?|films?|series|podcasts?|audiobooks?|documentar\w*|fiction|nonfiction|anime)\b"),
-    "music": _rx(r"音乐|歌|\b(?:music|songs?|playlists?|albums?)\b"),
+    "music": _rx(r"音乐|歌|摇滚|爵士|说唱|古典乐|电音|\b(?:music|songs?|playlists?|albums?|records|vinyl|jazz|techno|house music|rock|pop|hip[- ]hop|rap|classical|edm|metal|punk|folk|blues)\b"),
+    "timezone": _rx(r"时区|北京时间|东八区|\b(?:time ?zones?|utc|gmt|bst|zulu|(?:local|london|new york|beijing|shanghai|tokyo|paris|berlin|sydney|pacific|eastern|central|mountain|home|uk|us) time)\b"),
     "seat": _rx(r"座位|靠窗|过道|\b(?:aisle|window seat|seats?)\b"),
     "device": _rx(r"安卓|苹果|手机|电脑|\b(?:android|ios|iphone|ipad|windows|mac|macos|linux|phone|laptop)\b"),
     "condition": _rx(r"二手|全新|\b(?:used|second-?hand|brand new|refurbished|pre-owned)\b"),

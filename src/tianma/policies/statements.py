@@ -104,6 +104,20 @@ _PROHIBIT = _rx(r"(?:别|不要|不用|不必|甭|不需要)再?(?:给|帮|替|�
 """A prohibition anywhere in a clause, after a topic: 中午那段别给我塞会 · 中午不用给我留午休了."""
 _STYLE_REQUEST = _rx(rf"^{_LEAD_TIME}(?:请|你|以后|回答|回复|说话|解释)*.{{0,6}}(?:简短|简洁|详细|短|长|慢|通俗|正式|随意|直接).{{0,4}}(?:一点|一些|点|些)"
                      rf"|^{_LEAD_TIME}(?:please\s+)?(?:keep|make) (?:it|your (?:answers?|replies|responses)|answers?) (?:short|brief|concise|simple|detailed|longer)")
+_STANDING = _rx(r"能([\u4e00-\u9fff]{1,4})就\1|(?:一定|必须|务必)(?:要|得)|[\u4e00-\u9fff]{1,2}(?:一)?(?:点|些)(?:也)?(?:无所谓|没事|没关系|也行|也可以|都行|不要紧)"
+                r"|^(?!帮|给|请帮|麻烦|把)[^，,把]{0,8}?用(?:繁体|简体|中文|英文|表格|列表|分点|拼音|大白话|白话|[A-Za-z+#]{1,12})(?:字)?(?:写|回|说|回答|回复|列|讲|表示|来)?(?:吧|哈|啊|呀|嘛|就行|就好|好了)?$"
+                r"|提醒(?:都|一律|统一|全)?(?:放|安排|设|定|挪)在?|^(?:少|多)(?:来|放|用|说|写|加|给)?(?:一点|一些|点|些)(?!几)"
+                r"|^(?:就|你|都)?(?:直接(?:说|讲|写|报|给|上|用|列|告诉)|直奔主题|开门见山)"
+                r"|\b(?:over anything else|above (?:all|everything) else|more than anything)\b")
+"""Idioms of a standing wish: 能高铁就高铁 · 推荐吃的一定要辣 · 贵点无所谓 · 代码用python写 · 提醒都放早上 ·
+少点客套话 · 直接报数 · Eastern European dishes over anything else — unless the message names the
+occasion it is for (:data:`_SITUATION`: 明天一定要提醒我)."""
+_STYLE_VERDICT = _rx(r"\b(?:would be (?:welcome|nice|great|good|appreciated|better)|(?:is|are) (?:welcome|preferred|good|better|best|fine|great|ideal)"
+                     r"|works? (?:better|best) for me)\b")
+"""An opinion of a way to answer (“long thorough answers are good” · “a bit of humour in your
+replies would be welcome”): a wish when it is about how to answer (:data:`_STYLE`) and not a
+verdict on this answer (:data:`_PRAISE`)."""
+_PRAISE = _rx(r"^(?:your|this|that|these|those|the|it|it's|that's)\b")
 _SELF = _rx(r"我的?[\u4e00-\u9fff]{1,3}(?:有点|有些|很|太|比较|挺|特别|不太|一直|偏)|我的?(?!意思|问题|想法)[\u4e00-\u9fff]{2,4}是(?!不是)|我(?:现在|目前|已经|平时|一般|一直|其实|真的|也|还|又|开始|重新)*(?:是|不是|不|没|很|挺|比较|特别|超|最|喜欢|讨厌|爱|怕|受不了|吃|喝|用|住|在|对|习惯|偏好|宁愿|宁可|更|倾向|想要|希望|需要|要|只|能|会|戒|有|家|的)"
             r"|\bI(?:'m|'ve| am| have| do| don't| do not| can't| cannot| can| never| always| usually| only| really| actually| now| still| just| no longer| used to|'d rather| would rather| prefer| like| love| hate| dislike| eat| drink| use| live| work| need| want| started| stopped| quit| switched| gave up| moved| got| became)\b"
             r"|\bmy (?:\w+ ){0,2}(?:is|are|was)\b")
@@ -149,7 +163,9 @@ def classify_statement(text: str) -> StatementCue | None:
             kinds.append("mood")
         elif (_DIRECTIVE.search(body) or _LASTING.search(body) or _STYLE_REQUEST.search(body)
               or _HABIT.search(body) or _PROHIBIT.search(body) or _STYLE_ORDER.search(body)
-              or _TOPIC_REQUEST.search(body) or _SWITCH.search(body) or (_RECURRING.search(body) and _terse(text))):
+              or _TOPIC_REQUEST.search(body) or _SWITCH.search(body) or (_RECURRING.search(body) and _terse(text))
+              or (_STANDING.search(body) and not _SITUATION.search(text))
+              or (_STYLE_VERDICT.search(body) and _STYLE.search(body) and not _PRAISE.match(body) and _terse(text))):
             kinds.append("wish")
         elif _REQUEST.search(body) and _scoped_in_time(text):
             # a request with a time scope is a wish for that period: 这周做饭给我推荐点小孩子爱吃的

@@ -21,6 +21,15 @@ from tianma.policies.aspects import aspects, relation
         ("Distances in miles, please", "units"),
         ("examples in Rust", "code"),
         ("no spicy food for me", "spice"),
+        ("月底了兜里没钱", "budget"),
+        ("超过两百的别推", "budget"),
+        ("free or open source tools only", "budget"),
+        ("下午一点开会", "clock"),
+        ("remind me before seven", "clock"),
+        ("old coltrane records on repeat", "music"),
+        ("London time please", "timezone"),
+        ("godot only", "engine"),
+        ("C# examples", "code"),
     ],
 )
 def test_a_statement_names_its_facet(text: str, facet: str) -> None:
@@ -40,3 +49,17 @@ def test_a_shared_domain_does_not_join_two_narrower_facets() -> None:
     # the same narrower facet within the domain is one subject; the domain alone still joins
     assert relation(aspects("run reminders at 6am"), aspects("ping me at 7pm before my runs")) is True
     assert relation(aspects("more strength training"), aspects("only yoga for my knees")) is True
+
+
+@pytest.mark.parametrize(
+    ("text", "facet"),
+    [
+        ("说慢一点", "clock"),  # 一点: a bit, not one o'clock
+        ("周末去钓鱼", "diet"),  # fishing, not fish on a plate
+        ("it no longer matters", "detail"),
+        ("a long day at work", "detail"),
+        ("open source tools only", "sources"),
+    ],
+)
+def test_a_word_of_a_facet_in_another_sense_does_not_name_it(text: str, facet: str) -> None:
+    assert facet not in aspects(text)

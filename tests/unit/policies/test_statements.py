@@ -49,6 +49,14 @@ from tianma.policies.statements import classify_statement, period_end
         ("I'm vegetarian. What should I cook?", "fact", None, False),  # who the user is, beside a question
         ("我对花生过敏。有什么零食推荐吗？", "fact", None, False),
         ("I want answers in bullet points. Can you do that?", "fact", None, False),  # how to answer: every turn
+        ("能坐地铁就坐地铁", "wish", None, False),  # idioms of a standing wish
+        ("买东西一定要看评价", "wish", None, False),
+        ("长一点也没关系", "wish", None, False),
+        ("报表用表格列", "wish", None, False),
+        ("少点废话", "wish", None, False),
+        ("直接给结论", "wish", None, False),
+        ("Spanish recipes over anything else.", "wish", None, False),
+        ("shorter replies would be welcome", "wish", None, False),  # an opinion of a way to answer
     ],
 )
 def test_statements_are_told_apart_with_their_period(text: str, kind: str, period: str | None, reversal: bool) -> None:
@@ -67,6 +75,7 @@ def test_statements_are_told_apart_with_their_period(text: str, kind: str, perio
      # what the user says as the context of this turn's question or errand is no standing statement
      "I have 30 minutes before work. What workout should I do?", "I'm visiting my brother in Glasgow on Friday. How should I get there?",
      "I've got £5,000 in savings; what should I do with it?", "set something so I don't forget to renew my license",
+     "明天一定要提醒我带伞", "用英文写一封感谢信",  # a standing idiom on an occasion; a task in a language
      "Set a reminder for my dentist appointment on Tuesday at 3.", "我下周去成都出差，住哪里方便？"],  # a secret's message asks to keep it: no statement
 )
 def test_questions_requests_chatter_and_hearsay_state_nothing(text: str) -> None:
