@@ -164,3 +164,14 @@ def test_with_more_statements_than_fit_the_one_this_message_is_about_is_resident
     turn = rt.chat("u", "Which snacks should I bring to the party?", dialogue_id="c", at=day(2))
     assert len(turn.resident) == 8  # the block is full: something had to be left out
     assert peanuts.event_id in {r.id for r in turn.resident}  # not the oldest one dropped
+
+
+def test_an_older_message_beside_a_newer_statement_of_its_facet_is_left_out(make_runtime: RuntimeFactory) -> None:
+    # the two share the facet "budget" (钱 / 预算), not enough words for closeness alone
+    rt = make_runtime(chat_model=ScriptedChatModel(responder=broken))
+    old = rt.chat("u", "你推荐的那个耳机要八百多，我哪有那么多钱？", dialogue_id="a", at=day(0))
+    assert rt.memory.store.get(old.event_id).key is None  # a question: never a statement, never closed
+    new = rt.chat("u", "发奖金了，预算放开，买东西挑好的就行", dialogue_id="b", at=day(3))
+    assert rt.memory.store.get(new.event_id).key is not None
+    turn = rt.chat("u", "想买个耳机，推荐一下", dialogue_id="c", at=day(4))
+    assert new.event_id in shown_as_current(turn) and old.event_id not in shown_as_current(turn)

@@ -223,10 +223,12 @@ def outdated_by_statements(
     """Ids of the retrieved ``records`` that a newer current lasting statement in ``statements``
     is about: centred closeness ≥ :data:`SAME_SUBJECT`, or ≥ :data:`SAME_LABEL` with the same
     subject label — the thresholds that close statements (:func:`close_superseded`), without
-    its nearest-only margin (every older message of the subject is outdated) and, unlike it,
-    without the facets of :mod:`tianma.policies.aspects` (not yet measured here). A message that was
-    never a statement (a complaint phrased as a question, “怎么又给我推航班了”) cannot be closed
-    when it is said; beside a newer statement of its subject in the same prompt it is outdated."""
+    its nearest-only margin (every older message of the subject is outdated); the facets of
+    :mod:`tianma.policies.aspects` only widen it (a shared facet from :data:`SAME_ASPECT`) and never
+    veto (a stray facet, 晚上 in “看多了晚上老做噩梦”, must not keep an outdated message in). A
+    message that was never a statement (a complaint phrased as a question, “怎么又给我推航班了”)
+    cannot be closed when it is said; beside a newer statement of its subject in the same prompt
+    it is outdated."""
     lasting = [s for s in statements if (c := cue_of(s)) is not None and c.period is None and s.at is not None]
     older = [r for r in records if r.kind == "event" and r.at is not None]
     if not lasting or not older:
@@ -242,10 +244,11 @@ def outdated_by_statements(
         old = [vectors[r.id] for r in before]
         scores = subject_scores(newer, vectors[newer.id], before, old, background)
         labelled = subjects.shared(vectors[newer.id], old)
-        out |= {
-            r.id for r, score, label in zip(before, scores, labelled, strict=True)
-            if score >= SAME_SUBJECT or (score >= SAME_LABEL and label)
-        }  # fmt: skip
+        facets = aspects(newer.content)
+        for r, score, label in zip(before, scores, labelled, strict=True):
+            if (score >= SAME_SUBJECT or (score >= SAME_LABEL and label)
+                    or (score >= SAME_ASPECT and relation(facets, aspects(r.content)))):  # fmt: skip
+                out.add(r.id)
     return out
 
 

@@ -45,7 +45,7 @@ ASPECTS: dict[str, re.Pattern[str]] = {
     "sweet": _rx(r"甜|糖|\b(?:sweets?|sugar|sugary|desserts?|cakes?|candy)\b"),
     "diet": _rx(r"吃素|素食|素菜|荤|肉|海鲜|(?<!钓)鱼|蛋|奶|\b(?:vegetarian|vegan|meat|fish|seafood|pescatarian|plant-based|dairy|eggs?|beef|pork|chicken)\b"),
     "allergy": _rx(r"过敏|\ballerg\w*"),
-    "budget": _rx(r"预算|价位|价格|贵|便宜|省钱|花销|钱|穷|平价|实惠|性价比|(?:\d+|[一二三四五六七八九十两几百千万]+)\s*(?:块|元|万|千|刀|欧|镑)|超过[一二三四五六七八九十两几]?[百千万]|[$€£¥]\s?\d|"
+    "budget": _rx(r"预算|价位|价格|价钱|贵|便宜|省钱|花销|钱|穷|平价|实惠|性价比|(?:\d+|[一二三四五六七八九十两几百千万]+)\s*(?:块|元|万|千|刀|欧|镑)|超过[一二三四五六七八九十两几]?[百千万]|[$€£¥]\s?\d|"
                   r"\b(?:budget|price[ds]?|pricey|cheap|cheaper|expensive|afford\w*|spend\w*|cost|money|broke|bucks|splurge|pay for|subscriptions?|\d+k|free (?:or|and) open|free (?:tools?|apps?|software|versions?|options?|stuff))\b"),
     "clock": _rx(r"\d+\s*点|(?:[二三四五六七八九十两]|十[一二])点|一点(?:钟|半)|早上|上午|中午|下午|晚上|凌晨|夜里|傍晚|"
                  r"\b(?:\d{1,2}(?::\d\d)?\s?(?:am|pm)|\d{1,2}:\d\d|(?:at|before|after|until|till|by|around) (?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b|early|late|mornings?|afternoons?|evenings?|nights?|noon|midnight|dusk|dawn)\b"),
