@@ -176,15 +176,22 @@ def _same_subject(
     replaces = cue.reversal or not _ADDITIVE.search(event.content)
     labelled = subjects.shared(vector, list(vectors)) if subjects is not None and replaces else [False] * len(earlier)
     facets = aspects(event.content)
+    floor = max(SAME_SUBJECT, best - NEAREST_MARGIN)
     same: list[MemoryRecord] = []
     for r, score, label in zip(earlier, scores, labelled, strict=True):
         facet = relation(facets, aspects(r.content))
-        if keys & {k for k, _, _ in _said(r)} or (facet is not False and (
-            (score >= SAME_SUBJECT and score >= best - NEAREST_MARGIN) or (label and score >= SAME_LABEL)
-            or (facet and replaces and score >= SAME_ASPECT)
-        )):  # fmt: skip
+        if keys & {k for k, _, _ in _said(r)} or (
+            facet is not False and _close_enough(score, label, bool(facet) and replaces, floor)
+        ):
             same.append(r)
     return same
+
+
+def _close_enough(score: float, label: bool, facet: bool, floor: float = SAME_SUBJECT) -> bool:
+    """Closeness enough to be about the same subject: ``floor`` (:data:`SAME_SUBJECT`, or higher
+    to keep only the nearest), :data:`SAME_LABEL` with a shared subject label, or
+    :data:`SAME_ASPECT` with a shared facet."""
+    return score >= floor or (label and score >= SAME_LABEL) or (facet and score >= SAME_ASPECT)
 
 
 def close_by_newer(
@@ -234,6 +241,7 @@ def outdated_by_statements(
     if not lasting or not older:
         return set()
     vectors = memory.vectors.get_vectors(user_id, [r.id for r in (*lasting, *older)])
+    facets_of = {r.id: aspects(r.content) for r in older}
     out: set[str] = set()
     for newer in lasting:
         if newer.id not in vectors or newer.at is None:
@@ -245,10 +253,10 @@ def outdated_by_statements(
         scores = subject_scores(newer, vectors[newer.id], before, old, background)
         labelled = subjects.shared(vectors[newer.id], old)
         facets = aspects(newer.content)
-        for r, score, label in zip(before, scores, labelled, strict=True):
-            if (score >= SAME_SUBJECT or (score >= SAME_LABEL and label)
-                    or (score >= SAME_ASPECT and relation(facets, aspects(r.content)))):  # fmt: skip
-                out.add(r.id)
+        out |= {
+            r.id for r, score, label in zip(before, scores, labelled, strict=True)
+            if _close_enough(score, label, bool(relation(facets, facets_of[r.id])))
+        }  # fmt: skip
     return out
 
 

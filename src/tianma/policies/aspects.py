@@ -9,9 +9,12 @@ their vectors; two that share one are about the same subject from a lower closen
 (:data:`tianma.memory.statements.SAME_ASPECT`). A statement that names no facet is left to the
 vectors alone.
 
-Written from everyday usage, not from any benchmark's sentences; measured on the independent
-statement pairs (``tests/fixtures/statement_pairs``): replacements closed 124 → 138 of 318,
-statements about something else closed 42 → 42 of 304 (README, "How it learns").
+First written from everyday usage, not from any benchmark's sentences; measured on the
+independent statement pairs (``tests/fixtures/statement_pairs``): replacements closed 124 → 138 of
+318, statements about something else closed 42 → 42 of 304 (README, "How it learns"). The words
+added on 2026-12-03 (money without a unit, music genres, game engines, time zones, and the
+exclusions: 一点 as "a bit", 钓鱼, "no longer", "open source") came from the learning benchmark's
+dev users and were accepted on the pairs: replacements closed 159 → 162, other subjects 45 → 47.
 """
 
 from __future__ import annotations
