@@ -20,6 +20,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, tzinfo
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -241,7 +242,12 @@ def outdated_by_statements(
     if not lasting or not older:
         return set()
     vectors = memory.vectors.get_vectors(user_id, [r.id for r in (*lasting, *older)])
-    facets_of = {r.id: aspects(r.content) for r in older}
+    content = {r.id: r.content for r in older}
+
+    @cache
+    def facets_of(record_id: str) -> frozenset[str]:  # only when closeness reaches SAME_ASPECT, once each
+        return aspects(content[record_id])
+
     out: set[str] = set()
     for newer in lasting:
         if newer.id not in vectors or newer.at is None:
@@ -255,7 +261,7 @@ def outdated_by_statements(
         facets = aspects(newer.content)
         out |= {
             r.id for r, score, label in zip(before, scores, labelled, strict=True)
-            if _close_enough(score, label, bool(relation(facets, facets_of[r.id])))
+            if _close_enough(score, label, score >= SAME_ASPECT and bool(relation(facets, facets_of(r.id))))
         }  # fmt: skip
     return out
 
