@@ -33,6 +33,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from tianma.guardrails import secret_answers as answers
 from tianma.guardrails import secret_codes as codes
 from tianma.guardrails import secret_context as context
 from tianma.guardrails import secret_lists as lists
@@ -538,8 +539,10 @@ def find_secrets(text: str) -> list[SecretMatch]:
                                                  *lists.in_sentence_of_a_secret(text, codes_found)]]
     loose += [("password", span) for span in lists.listed_passwords(text)]
     loose += [("security_answer", span) for span in [*shapes.quoted_answers(text), *lists.listed_answers(text)]]
-    loose += context.near_a_name(text)  # last: whatever the rules above left near a secret's name
+    loose += context.near_a_name(text)  # whatever the rules above left near a secret's name
     found += [SecretMatch(kind, a, b, text[a:b]) for kind, (a, b) in loose if taken.add(a, b)]
+    spans = [(f.start, f.end) for f in found]  # last: a sentence that gives a security answer none of them took
+    found += [SecretMatch("security_answer", a, b, text[a:b]) for a, b in answers.answer_sentences(text, spans) if taken.add(a, b)]
     kinds = {f.text: f.kind for f in found}
     for value, kind in list(kinds.items())[:MAX_REPEATED]:  # the same value again ("mine is 2718 right? yeah 2718")
         found += [SecretMatch(kind, a, a + len(value), value) for a in _occurrences(text, value) if taken.add(a, a + len(value))]

@@ -17,9 +17,10 @@ import pytest
 from tianma.guardrails.secrets import find_secrets, storable
 
 CORPORA = Path(__file__).resolve().parents[2] / "fixtures" / "secrets"
-LIMITS = {"heldout": (1, 0), "blind": (14, 4), "fresh": (17, 1)}
+LIMITS = {"heldout": (1, 0), "blind": (13, 4), "fresh": (16, 1)}
 """Corpus → (messages with a value left in the stored text, near misses in which something was
-taken for a secret), measured 2026-12-02 (with ``secret_context``)."""
+taken for a secret), measured 2026-12-02 (with ``secret_context``); blind 14 → 13 and fresh 17 → 16
+with ``secret_answers`` (2026-12-03)."""
 SIZES = {"heldout": 120, "blind": 120, "fresh": 160}
 
 
