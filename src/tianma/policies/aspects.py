@@ -15,6 +15,9 @@ independent statement pairs (``tests/fixtures/statement_pairs``): replacements c
 added on 2026-12-03 (money without a unit, music genres, game engines, time zones, and the
 exclusions: 一点 as "a bit", 钓鱼, "no longer", "open source") came from the learning benchmark's
 dev users and were accepted on the pairs: replacements closed 159 → 162, other subjects 45 → 47.
+Later that day (from a dev user whose “no medical jargon, explain things like I'm a tired dad”
+closed his wish for short answers): “simple/plain language” is register, not a language, and
+beside jargon, explaining alone names no length; the pairs did not move.
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ ASPECTS: dict[str, re.Pattern[str]] = {
     "format": _rx(r"格式|markdown|列表|表格|分点|要点|标题|加粗|编号|排版|符号|"
                   r"\b(?:markdown|bullets?|bullet points?|lists?|tables?|grid|headers?|headings?|bold|formatting|formatted|plain text|numbered|format|outline)\b"),
     "language": _rx(r"中文|英文|英语|汉语|繁体|简体|粤语|日语|日文|法语|德语|韩语|西班牙语|普通话|外语|"
-                    r"\b(?:english|chinese|mandarin|cantonese|spanish|french|german|japanese|korean|italian|portuguese|language)\b"),
+                    r"\b(?:english|chinese|mandarin|cantonese|spanish|french|german|japanese|korean|italian|portuguese|"
+                    r"(?<!simple )(?<!plain )(?<!everyday )(?<!technical )(?<!medical )(?<!clinical )language)\b"),
     "tone": _rx(r"语气|口吻|正式|随意|轻松|幽默|俏皮|严肃|规矩|客气|礼貌|活泼|表情|emoji|颜文字|段子|笑话|官方|热情|冷淡|"
                 r"\b(?:tone|formal|casual|playful|humou?r|jokes?|funny|serious|polite|friendly|emojis?|emoticons?|slang|professional|chatty|warm)\b"),
     "order": _rx(r"结论|先说|开门见山|重点先|\b(?:conclusion|bottom line|lead with|up front|upfront|answer first)\b"),
@@ -68,9 +72,16 @@ ASPECTS: dict[str, re.Pattern[str]] = {
 # fmt: on
 
 
+_EXPLAIN = _rx(r"解释|讲解|\bexplain\w*")
+
+
 def aspects(text: str) -> frozenset[str]:
-    """The facets ``text`` names (empty when it names none)."""
-    return frozenset(name for name, pattern in ASPECTS.items() if pattern.search(text))
+    """The facets ``text`` names (empty when it names none). “Explain it in plain words” names
+    the register of the answer, not its length: beside jargon, explaining alone is no detail."""
+    found = {name for name, pattern in ASPECTS.items() if pattern.search(text)}
+    if {"jargon", "detail"} <= found and not ASPECTS["detail"].search(_EXPLAIN.sub(" ", text)):
+        found.discard("detail")
+    return frozenset(found)
 
 
 DOMAINS = frozenset({"exercise", "media", "music", "code", "device"})

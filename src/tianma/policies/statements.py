@@ -80,9 +80,9 @@ _MOOD = _rx(r"心情|好累|太累|很累|累死|累了|累瘫|累趴|好困|很
             r"stressed|anxious|nervous|upset|sad|grumpy|cranky|sleepy|sick|ill|unwell|under the weather|flu|a cold|fever|"
             r"headache|migraine|cramps|nauseous|jet-?lagged|sore|aching|achy|in a (?:bad|good|terrible|foul|weird) mood|rough (?:day|night|week)|"
             r"(?:feel|feeling|felt) (?:sick|awful|down|low|blue|terrible|rough|crap|crappy|rubbish|off|meh|great))\b")
-_NOT_MOOD = _rx(r"受够了|一\S{0,6}就|每次|容易|\bwhenever\b|\bevery time\b|\b(?:tired of|sick of|sick and tired)\b")
+_NOT_MOOD = _rx(r"受够了|(?:看着|看得|读着|听着|听得)(?:头疼|头大|头晕|累|眼花|难受)|一\S{0,6}就|每次|容易|\bwhenever\b|\bevery time\b|\b(?:tired of|sick of|sick and tired)\b")
 _LEAD_TIME = r"(?:今天|今晚|这次|这周|本周|这几天|这两天|以后|今后|平时|周末|晚上|早上|\s|，|,|(?:today|tonight|this week|this time|for now|from now on|going forward)\b)*"
-_DIRECTIVE = _rx(rf"^{_LEAD_TIME}(?:请|麻烦你?|你|也|都|就|还是|直接|千万|可以)*(?:别|不要|不用|不必|甭|少给|称呼我|叫我)"
+_DIRECTIVE = _rx(rf"^{_LEAD_TIME}(?:请|麻烦你?|你|也|都|就|还是|直接|千万|可以)*(?:说话|讲话|回答|回复)?(?:别|不要|不用|不必|甭|少给|称呼我|叫我)"
                  rf"|^{_LEAD_TIME}(?:please\s+|pls\s+|kindly\s+|just\s+)*(?:don't|do not|stop|never|always|avoid|skip|call me|no more|quit)\b")
 """A standing wish to the assistant: a prohibition (别…, don't…), always/never, how to address the
 user. A positive request (推荐一款耳机, suggest a film) is for this turn, unless it says it lasts."""
@@ -286,7 +286,7 @@ def _asserted_clauses(text: str) -> list[str]:
             continue
         if _TAG.fullmatch(clauses[-1]):
             clauses = clauses[:-1]
-        elif any(_QUESTION_MARK.search(c) for c in clauses):
+        elif any(_asks(c) for c in clauses):
             continue
         out += [c for c in clauses if asserted_sentences(c)]
     return out
@@ -294,7 +294,16 @@ def _asserted_clauses(text: str) -> list[str]:
 
 _SENTENCES = re.compile(r"[^。！？!?\n]+[。！？!?]*")
 _TAG = _rx(r"(?:ok|okay|right|yeah|please|alright|好吗|行吗|可以吗|好不好|行不行|知道吗|听到没|记住了吗|懂吗|好嘛|行嘛)\s*[?？]*")
-_QUESTION_MARK = re.compile(r"[?？]|吗|什么|怎么|(?<!不)咋|哪|啥|多少|要不要|是不是|能不能|会不会|有没有|可不可以|好不好|行不行|\b(?:what|whats|how|hows|where|wheres|which|who|why)\b", re.IGNORECASE)
+_QUESTION_MARK = re.compile(r"[?？]|吗|什么|怎么|(?<!不)咋|哪|啥|多少|要不要|是不是|能不能|会不会|有没有|可不可以|好不好|行不行|(?<=[\u4e00-\u9fff])(?<![也都还并就再决绝从])(?:不|没)(?=\s*(?:$|[，,。.！!~～]))|\b(?:what|whats|how|hows|where|wheres|which|who|why)\b", re.IGNORECASE)
+_NOT_ASKING = _rx(r"(?<=别|甭|少)([^，,。！!？?\s]{0,4})什么|(?<=不要|不用)([^，,。！!？?\s]{0,4})什么|(?:看|管|论)好不好|(?<=回答|回复|说话)(?:能不能|可不可以|能否)|^(?:你)?(?:能不能|可不可以|能否)(?=别|不要|少)")
+"""什么 after a prohibition is “any such” (别写什么亚马逊物流), and 看好不好 is “whether it is good”
+(别光看好不好), 回答能不能分点 asks for a way of answering and 能不能别… asks the assistant to stop something: none of
+them asks anything."""
+
+
+def _asks(text: str) -> bool:
+    """Whether the text asks something (:data:`_QUESTION_MARK`, less :data:`_NOT_ASKING`)."""
+    return _QUESTION_MARK.search(_NOT_ASKING.sub(r"\1\2", text)) is not None
 
 
 def _polite_requests(text: str) -> list[str]:
@@ -326,6 +335,12 @@ _RECURS = _rx(r"现在|每(?:天|周|晚|早|次|个|逢)|一天\S{0,2}次|周[�
 at 6:30 now”, “周日不更新”): never a passing state, however much it talks of days and hours."""
 
 
+_ASKS_FOR_ONE = _rx(r"^(?:求|跪求)|(?:推荐|推|挑|找|订|买|来)(?:一个|个|一款|款|一下|几个|几款|一部|一本|几本|一份|一杯)"
+                   r"(?:[\u4e00-\u9fffA-Za-z0-9]{0,8}(?<!就行)(?<!就好)(?<!就够)(?<!即可)(?<!以内)(?<!以下))\s*(?:吧|呗|呀|啊|哈)?\s*[!！~～]?\s*$")
+"""A message that ends asking for one thing (宿舍用的台灯推荐一个, 推荐几本书) or opens with 求 asks for
+it now."""
+
+
 def stated_by_model(text: str) -> StatementCue | None:
     """The cue of a message the rules read no statement in, when the statement model is all but
     sure it states something lasting (“步骤一条都别省，写全写细”, “we no longer need quick meals — my
@@ -333,8 +348,8 @@ def stated_by_model(text: str) -> StatementCue | None:
     a question, talk about the conversation, a paste or a message that carried a secret; nor work
     for this turn, as the rules read it (longer than two lines or :data:`TERSE_WORDS`, opening
     with a task verb, an errand or the context of a request)."""
-    if (_never_a_statement(text) or _QUESTION_MARK.search(text) or not _terse(text)
-            or _TASK.match(text.strip()) or _only_context_of_a_request(text)):  # fmt: skip
+    if (_never_a_statement(text) or _asks(text) or not _terse(text)
+            or _TASK.match(text.strip()) or _ASKS_FOR_ONE.search(text) or _only_context_of_a_request(text)):  # fmt: skip
         return None
     return StatementCue("wish", _period(text, "wish"), _REVERSAL.search(text) is not None, _STYLE.search(text) is not None)
 

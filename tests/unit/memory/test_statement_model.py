@@ -131,3 +131,5 @@ def test_a_revision_the_rules_cannot_read_is_a_statement_when_the_model_leans_to
     assert fields["key"] == "statement.wish" and fields["data"]["statement"]["reversal"]
     assert statement_fields("医生说我现在能喝咖啡，饮品那块照常推荐", at, zone, leaning=True) == {}  # no revision cue
     assert statement_fields("不对，帮我查一下明天的天气？", at, zone, leaning=True) == {}  # a question stays one
+    assert statement_fields("不对，宿舍用的台灯推荐一个", at, zone, leaning=True) == {}  # asks for one thing now
+    assert statement_fields("不对，求推荐一个蓝牙音箱", at, zone, leaning=True) == {}

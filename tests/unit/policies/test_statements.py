@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from tianma.policies.statements import classify_statement, period_end
+from tianma.policies.statements import _asks, classify_statement, period_end
 
 
 @pytest.mark.parametrize(
@@ -190,7 +190,8 @@ def test_a_task_that_mentions_a_recurrence_is_not_a_wish() -> None:
     assert classify_statement(task) is None
 
 
-@pytest.mark.parametrize("text", ["电脑开不了机 咋整", "这报销单子咋填", "whats a cheap way to ship a bike", "hows the weather up north"])
+@pytest.mark.parametrize("text", ["电脑开不了机 咋整", "这报销单子咋填", "whats a cheap way to ship a bike", "hows the weather up north",
+                                  "高铁能带充电宝不", "医保断了几个月有影响没", "要是我辞职开奶茶店 你觉得能成不"])
 def test_questions_as_typed_in_chat_state_nothing(text: str) -> None:
     assert classify_statement(text) is None
 
@@ -203,3 +204,26 @@ def test_questions_as_typed_in_chat_state_nothing(text: str) -> None:
 def test_a_wish_until_a_day_or_for_the_next_days_expires(text: str, period: str) -> None:
     cue = classify_statement(text)
     assert cue is not None and cue.period == period
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [("高铁能带充电宝不", True), ("这个好不好", True), ("你要什么", True), ("比如FBA就写FBA 别写什么亚马逊物流", False),
+     ("东西别光看好不好 得看价钱", False), ("回答能不能分点列出来", False), ("能不能别老在回复里加表情", False),
+     ("能不能帮我查一下", True), ("辣的我也不", False)],
+)
+def test_what_asks_and_what_only_looks_like_a_question(text: str, asks: bool) -> None:
+    assert _asks(text) is asks
+
+
+@pytest.mark.parametrize(("text", "stated"), [("你说详细点没事", True), ("你说话别那么客气", True), ("你说得对", False),
+                                              ("你说他是不是傻", False), ("你说过要早点提醒我", False)])
+def test_you_say_is_hearsay_unless_it_asks_how_to_say_it(text: str, stated: bool) -> None:
+    assert (classify_statement(text) is not None) is stated
+
+
+def test_reading_that_gives_a_headache_is_a_dislike_not_a_passing_mood() -> None:
+    cue = classify_statement("回答短点 一大坨字看着头疼")
+    assert cue is not None and cue.period is None  # was read as a headache that lasts the day
+    cue = classify_statement("我头疼 回答短点")
+    assert cue is not None and cue.period == "day"
