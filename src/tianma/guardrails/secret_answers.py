@@ -62,8 +62,11 @@ _SENTENCE = re.compile(r"[^。！？!?\n]+?(?:[。！？!?\n]+|(?<=[A-Za-z0-9)])
 MAX_SENTENCE = 240
 
 
-def answer_sentences(text: str, taken: list[Span]) -> list[Span]:
-    """Spans of the sentences of ``text`` that give a security answer none of ``taken`` covers."""
+def answer_sentences(text: str) -> list[Span]:
+    """Spans of the sentences of ``text`` that give a security answer (the caller keeps only those
+    no exact rule's match overlaps)."""
+    if not OWNED.search(text):
+        return []
     sentences = [(m.start(), m.end()) for m in _SENTENCE.finditer(text) if m.group().strip()]
     out: list[Span] = []
     for i, (start, end) in enumerate(sentences):
@@ -71,9 +74,7 @@ def answer_sentences(text: str, taken: list[Span]) -> list[Span]:
             end = sentences[i + 1][1]
         sentence = text[start:end]
         if (len(sentence) > MAX_SENTENCE or not NAME.search(sentence) or not GIVES.search(sentence)
-                or ASKS.search(sentence) or DESCRIBES.search(sentence) or not OWNED.search(text)):  # fmt: skip
-            continue
-        if any(a < end and start < b for a, b in taken):
+                or ASKS.search(sentence) or DESCRIBES.search(sentence)):  # fmt: skip
             continue
         lead = len(sentence) - len(sentence.lstrip())
         out.append((start + lead, start + len(sentence.rstrip("。！!.\n "))))

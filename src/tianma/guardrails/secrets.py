@@ -541,8 +541,8 @@ def find_secrets(text: str) -> list[SecretMatch]:
     loose += [("security_answer", span) for span in [*shapes.quoted_answers(text), *lists.listed_answers(text)]]
     loose += context.near_a_name(text)  # whatever the rules above left near a secret's name
     found += [SecretMatch(kind, a, b, text[a:b]) for kind, (a, b) in loose if taken.add(a, b)]
-    spans = [(f.start, f.end) for f in found]  # last: a sentence that gives a security answer none of them took
-    found += [SecretMatch("security_answer", a, b, text[a:b]) for a, b in answers.answer_sentences(text, spans) if taken.add(a, b)]
+    # last: a sentence that gives a security answer none of them took
+    found += [SecretMatch("security_answer", a, b, text[a:b]) for a, b in answers.answer_sentences(text) if taken.add(a, b)]
     kinds = {f.text: f.kind for f in found}
     for value, kind in list(kinds.items())[:MAX_REPEATED]:  # the same value again ("mine is 2718 right? yeah 2718")
         found += [SecretMatch(kind, a, a + len(value), value) for a in _occurrences(text, value) if taken.add(a, a + len(value))]

@@ -295,7 +295,7 @@ def _asserted_clauses(text: str) -> list[str]:
 _SENTENCES = re.compile(r"[^。！？!?\n]+[。！？!?]*")
 _TAG = _rx(r"(?:ok|okay|right|yeah|please|alright|好吗|行吗|可以吗|好不好|行不行|知道吗|听到没|记住了吗|懂吗|好嘛|行嘛)\s*[?？]*")
 _QUESTION_MARK = re.compile(r"[?？]|吗|什么|怎么|(?<!不)咋|哪|啥|多少|要不要|是不是|能不能|会不会|有没有|可不可以|好不好|行不行|(?<=[\u4e00-\u9fff])(?<![也都还并就再决绝从])(?:不|没)(?=\s*(?:$|[，,。.！!~～]))|\b(?:what|whats|how|hows|where|wheres|which|who|why)\b", re.IGNORECASE)
-_NOT_ASKING = _rx(r"(?<=别|甭|少)([^，,。！!？?\s]{0,4})什么|(?<=不要|不用)([^，,。！!？?\s]{0,4})什么|(?:看|管|论)好不好|(?<=回答|回复|说话)(?:能不能|可不可以|能否)|^(?:你)?(?:能不能|可不可以|能否)(?=别|不要|少)")
+_NOT_ASKING = _rx(r"(?:(?<=别|甭|少)|(?<=不要|不用))([^，,。！!？?\s]{0,4})什么|(?:看|管|论)好不好|(?<=回答|回复|说话)(?:能不能|可不可以|能否)|^(?:你)?(?:能不能|可不可以|能否)(?=别|不要|少)")
 """什么 after a prohibition is “any such” (别写什么亚马逊物流), and 看好不好 is “whether it is good”
 (别光看好不好), 回答能不能分点 asks for a way of answering and 能不能别… asks the assistant to stop something: none of
 them asks anything."""
@@ -303,7 +303,7 @@ them asks anything."""
 
 def _asks(text: str) -> bool:
     """Whether the text asks something (:data:`_QUESTION_MARK`, less :data:`_NOT_ASKING`)."""
-    return _QUESTION_MARK.search(_NOT_ASKING.sub(r"\1\2", text)) is not None
+    return _QUESTION_MARK.search(_NOT_ASKING.sub(r"\1", text)) is not None
 
 
 def _polite_requests(text: str) -> list[str]:
