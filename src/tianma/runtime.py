@@ -44,6 +44,7 @@ from tianma.memory.search import CHANNELS, AnchorCache, hybrid_search, rank_memo
 from tianma.memory.service import Memory
 from tianma.memory.shortterm import split_turns
 from tianma.memory.signal_aggregation import aggregate_all
+from tianma.memory.statement_model import statement_model
 from tianma.memory.strategy_weights import learn_weights, outcome_of
 from tianma.memory.vector_home import open_vector_index
 from tianma.nodes.capture_signals import fold_update
@@ -77,7 +78,7 @@ from tianma.storage.sql_store import SqlMemoryStore, create_sql_engine, dialogue
 from tianma.storage.tag_index import TagIndex
 from tianma.telemetry import semconv as sc
 from tianma.telemetry.spans import mark_arm, serving_arm, tracer
-from tianma.text.tokenize import nouns
+from tianma.text.tokenize import nouns, tokenize
 from tianma.turn import (
     AppliedStrategy,
     ClientTurn,
@@ -437,11 +438,17 @@ class Runtime(ExperimentCommands):
                 self._graph.update_state(config, update, as_node="capture_signals")
 
     def _warm_learning(self) -> None:
-        """One-time costs of the first reflection, paid in the worker before any: the clause
-        vectors of the circuit breaker (under the lock otherwise) and jieba's part-of-speech
-        dictionary (0.8 s of pure Python that holds the GIL, so every turn would stall)."""
-        self._breaker.warm()
+        """One-time costs of the first turn and the first reflection, paid in the background
+        worker as ``tianma serve`` starts rather than in a reply: jieba's dictionaries (~1.5 s and
+        ~0.8 s of pure Python that hold the GIL, so a turn meanwhile would stall), the
+        embedder's first call, the search anchors and statement model (shared by the process,
+        :mod:`tianma.memory.per_embedder`), the clause vectors of the circuit breaker."""
+        tokenize("预热 warm-up")
         nouns("预热 warm-up")
+        self._anchors.floor(self._anchors.embedder.embed_query("预热 warm-up"))  # the embedder last: it may be down
+        self._anchors.statement_subjects()
+        statement_model(self._anchors.embedder)
+        self._breaker.warm()
 
     def start_background_learning(self) -> ReflectionWorker:
         """From now on a triggered reflection runs in a background thread, not in the turn that

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 
 import numpy as np
 
-from tianma.memory import associations
+from tianma.memory import associations, shipped_vectors
+from tianma.memory.per_embedder import PerEmbedder
 from tianma.memory.service import Memory, index_text, is_indexed
 from tianma.memory.subjects import SubjectLabels
 from tianma.policies.diversity import mmr
@@ -60,35 +60,31 @@ FACT_RELEVANCE = 0.9
 """Relevance of a structured fact whose key matches the query."""
 
 
-@dataclass
+_NEUTRAL: PerEmbedder[Matrix] = PerEmbedder(lambda embedder: embedder.embed_passages(list(NEUTRAL_ANCHORS)))
+_SUBJECTS: PerEmbedder[SubjectLabels] = PerEmbedder(
+    lambda embedder: SubjectLabels.build(embedder, shipped_vectors.vectors(embedder, "statement_background"))
+)
+
+
+@dataclass(frozen=True, eq=False)
 class AnchorCache:
-    """Embeddings of :data:`NEUTRAL_ANCHORS`, computed once per embedder."""
+    """The fixed vectors a search compares with, computed once per embedder and process
+    (:mod:`tianma.memory.per_embedder`): every runtime of a process shares them."""
 
     embedder: Embedder
-    _matrix: Matrix | None = field(default=None, init=False)
-
-    _statements: Matrix | None = field(default=None, init=False)
-    _subjects: SubjectLabels | None = field(default=None, init=False)
 
     def floor(self, vector: Vector) -> float:
-        if self._matrix is None:
-            self._matrix = self.embedder.embed_passages(list(NEUTRAL_ANCHORS))
-        return float(np.max(self._matrix @ vector))
+        """The query's similarity to the nearest of :data:`NEUTRAL_ANCHORS`."""
+        return float(np.max(_NEUTRAL.get(self.embedder) @ vector))
 
     def statement_background(self) -> Matrix:
         """Embeddings of ordinary statements about oneself (``data/statement_background.txt``):
         the centre that statement comparisons subtract."""
-        if self._statements is None:
-            path = Path(__file__).parent / "data" / "statement_background.txt"
-            lines = [x.strip() for x in path.read_text(encoding="utf-8").splitlines()]
-            self._statements = self.embedder.embed_passages([x for x in lines if x and not x.startswith("#")])
-        return self._statements
+        return shipped_vectors.vectors(self.embedder, "statement_background")
 
     def statement_subjects(self) -> SubjectLabels:
         """The subject labels statements are projected on (:mod:`tianma.memory.subjects`)."""
-        if self._subjects is None:
-            self._subjects = SubjectLabels.build(self.embedder, self.statement_background())
-        return self._subjects
+        return _SUBJECTS.get(self.embedder)
 
 
 def dense_relevance(similarity: float, floor: float) -> float:

@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
-import threading
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 
+from tianma.memory.per_embedder import PerEmbedder, shipped_path
 from tianma.storage.protocols import Embedder
 
 Label = Literal["statement", "mood", "other"]
@@ -102,19 +100,13 @@ def examples() -> list[tuple[str, Label]]:
     return out
 
 
-_models: dict[int, tuple[weakref.ref[Embedder] | Embedder, StatementModel]] = {}
-"""id(embedder) → (the embedder, weakly when it allows it; its model). By id, not by hash: a
-plugin's embedder may be an unhashable object (a dataclass with eq)."""
-_lock = threading.Lock()
-
-
 def examples_sha256() -> str:
     return hashlib.sha256(_EXAMPLES.read_bytes()).hexdigest()
 
 
 def weights_path(embedder_name: str) -> Path:
     """Where the shipped weights for an embedder live."""
-    return _DATA / f"statement_model.{re.sub(r'[^A-Za-z0-9_.-]+', '_', embedder_name)}.npz"
+    return shipped_path(_DATA, "statement_model", embedder_name)
 
 
 def trained(embedder: Embedder) -> StatementModel:
@@ -124,27 +116,22 @@ def trained(embedder: Embedder) -> StatementModel:
     return train(vectors, [label for _, label in rows])
 
 
+def _shipped_or_trained(embedder: Embedder) -> StatementModel:
+    path = weights_path(embedder.name)
+    if path.exists():
+        with np.load(path) as saved:
+            if str(saved["examples_sha256"]) == examples_sha256():
+                return StatementModel(saved["weights"].astype(np.float32))
+    return trained(embedder)
+
+
+_models = PerEmbedder(_shipped_or_trained)
+
+
 def statement_model(embedder: Embedder) -> StatementModel:
     """The model for ``embedder``'s vectors: the shipped weights when they were trained with
     this embedder on these examples, else trained now (once per embedder)."""
-    with _lock:
-        cached = _models.get(id(embedder))
-        holder = cached[0] if cached else None
-        same = holder is embedder or (isinstance(holder, weakref.ref) and holder() is embedder)
-        model = cached[1] if cached and same else None
-        if model is None:
-            path = weights_path(embedder.name)
-            saved = np.load(path) if path.exists() else None
-            if saved is not None and str(saved["examples_sha256"]) == examples_sha256():
-                model = StatementModel(saved["weights"].astype(np.float32))
-            else:
-                model = trained(embedder)
-            try:
-                ref: weakref.ref[Embedder] | Embedder = weakref.ref(embedder)
-            except TypeError:  # no weak references (__slots__): keep it, one per embedder
-                ref = embedder
-            _models[id(embedder)] = (ref, model)
-        return model
+    return _models.get(embedder)
 
 
 def write_weights(embedder: Embedder) -> Path:

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
+from tianma.memory import shipped_vectors
 from tianma.storage.protocols import Embedder, Matrix
 
 TOP = 2
@@ -33,12 +33,9 @@ class SubjectLabels:
 
     @classmethod
     def build(cls, embedder: Embedder, background: Matrix) -> SubjectLabels:
-        """Embed the shipped labels (as queries: a label asks “is this about …?”)."""
-        path = Path(__file__).parent / "data" / "statement_subjects.txt"
-        lines = [x.strip() for x in path.read_text(encoding="utf-8").splitlines()]
-        labels = tuple(x for x in lines if x and not x.startswith("#"))
-        vectors = np.vstack([embedder.embed_query(x) for x in labels]).astype(np.float32)
-        return cls(labels, vectors, (background @ vectors.T).mean(axis=0))
+        """The shipped labels with their vectors (:mod:`tianma.memory.shipped_vectors`)."""
+        vectors = shipped_vectors.vectors(embedder, "statement_subjects")
+        return cls(shipped_vectors.lines("statement_subjects"), vectors, (background @ vectors.T).mean(axis=0))
 
     def best(self, vectors: Matrix) -> np.ndarray:
         """Indices of each row's :data:`TOP` nearest labels, best first (shape ``(n, TOP)``)."""
