@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime, time, timedelta, tzinfo
 from typing import Literal
 
-from tianma.text.extract import asserted_sentences
+from tianma.text.extract import RHETORICAL_WHERE, asserted_sentences
 from tianma.text.placeholders import SECRET_PLACEHOLDERS
 
 StatementKind = Literal["wish", "fact", "complaint", "mood"]
@@ -97,6 +97,13 @@ _TOPIC_REQUEST = _rx(r"^(?!帮|给|请|你|我|麻烦|明天|后天|下周|下�
 _HABIT = _rx(r"(?:的时候|时候|每当|凡是|只要是?)[^，,。]{0,20}?(?:请|就|都|要|得|用|写|给|别|不要|按|先|多|少)"
              r"|^(?:when(?:ever)?|any ?time|each time|every time) (?:you|I)\b[^,]*,")
 """A standing wish phrased as a habit: 给我写代码的时候注释写中文 · When you show me code, please use R."""
+_REMINDER_TIMES = _rx(r"(?:\breminders\b|\bremind me (?:of |about )?(?:stuff|things|everything)\b|提醒(?:我)?的事|要提醒的|提醒(?:都|就|挪|改|放|时间))"
+                      r".{0,40}(?:\b(?:morning|evening|night|afternoon|noon|midday|\d{1,2}(?::\d\d)?\s*(?:am|pm)|before|after|ahead|in advance)\b|早上|晚上|上午|下午|中午|前一天|提前|点)"
+                      r"|(?:\b(?:morning|evening|night|afternoon|\d{1,2}(?::\d\d)?\s*(?:am|pm))\b|早上|晚上|上午|下午|中午).{0,20}\b(?:for |w(?:ith|/)? )?reminders\b")
+"""When reminders in general should come (“no reminders before 2pm pls”, “Late morning for reminders,
+please”, “提醒我的事早上六点半前说”): a standing wish, whatever mood the words carry; a reminder of one
+thing (“remind me at 5 to call the vet”) is an errand, and a wish scoped in time
+(“no work reminders till monday”) holds for its period."""
 _PROHIBIT = _rx(r"(?:别|不要|不用|不必|甭|不需要)再?(?:给|帮|替|跟|和)?我|(?:别|不要|不用)再?(?:推荐|推|安排|排|发|提醒|约|订|留)"
                 r"|(?:别|不要|不能|不许)(?:超过|超出|高于|低于|少于|多于|贵于)|预算.{0,6}(?:以内|以下|之内|左右|封顶|上限|不超过)"
                 r"|\b(?:nothing (?:over|above|under|more than|pricier than)|keep it under|no more than|my budget is|budget of)\b"
@@ -137,6 +144,8 @@ _SWITCH = _rx(r"改回|改成|改为|换成|换回|\b(?:switch(?: me)?(?: back)?
 """A wish to change what was asked before (算了，还是改回先说结论吧 · Switch me back to metric)."""
 _PERMANENT_DAY = _rx(r"从今(?:天|日)(?:开始|起)|\b(?:starting today|from today|as of today)\b")
 _POLITE = _rx(r"^(?:can|could|would|will) you (?:please )?|^(?:能不能|可不可以|能否|可以|麻烦)(?:你)?(?:以后|今后|每次)")
+_STYLE_ASK = _rx(r"^(?:你的?)?(回答|回复|说话|讲话)(?:能不能|可不可以|能否|可否)")
+"""回答能不能分点列出来 asks for a way of answering from now on, not whether it can be done."""
 # fmt: on
 
 
@@ -163,7 +172,7 @@ def classify_statement(text: str) -> StatementCue | None:
             kinds.append("mood")
         elif (_DIRECTIVE.search(body) or _LASTING.search(body) or _STYLE_REQUEST.search(body)
               or _HABIT.search(body) or _PROHIBIT.search(body) or _STYLE_ORDER.search(body)
-              or _TOPIC_REQUEST.search(body) or _SWITCH.search(body) or (_RECURRING.search(body) and _terse(text))
+              or _TOPIC_REQUEST.search(body) or _SWITCH.search(body) or _REMINDER_TIMES.search(body) or (_RECURRING.search(body) and _terse(text))
               or (_STANDING.search(body) and not _SITUATION.search(text))
               or (_STYLE_VERDICT.search(body) and _STYLE.search(body) and not _PRAISE.match(body) and _terse(text))):
             kinds.append("wish")
@@ -185,7 +194,7 @@ def classify_statement(text: str) -> StatementCue | None:
     joined = " ".join(sentences)
     return StatementCue(
         kind=kind,
-        period=_period(joined, kind, moody="mood" in kinds),
+        period=_period(joined, kind, moody="mood" in kinds and kind != "complaint"),  # the pain a past answer caused
         reversal=_REVERSAL.search(joined) is not None,
         style=_STYLE.search(joined) is not None,
         loose=loose,
@@ -294,7 +303,7 @@ def _asserted_clauses(text: str) -> list[str]:
 
 _SENTENCES = re.compile(r"[^。！？!?\n]+[。！？!?]*")
 _TAG = _rx(r"(?:ok|okay|right|yeah|please|alright|好吗|行吗|可以吗|好不好|行不行|知道吗|听到没|记住了吗|懂吗|好嘛|行嘛)\s*[?？]*")
-_QUESTION_MARK = re.compile(r"[?？]|吗|什么|怎么|(?<!不)咋|哪|啥|多少|要不要|是不是|能不能|会不会|有没有|可不可以|好不好|行不行|(?<=[\u4e00-\u9fff])(?<![也都还并就再决绝从])(?:不|没)(?=\s*(?:$|[，,。.！!~～]))|\b(?:what|whats|how|hows|where|wheres|which|who|why)\b", re.IGNORECASE)
+_QUESTION_MARK = re.compile(rf"[?？]|吗|什么|怎么|(?<!不)咋|哪{RHETORICAL_WHERE}|啥|多少|要不要|是不是|能不能|会不会|有没有|可不可以|好不好|行不行|(?<=[\u4e00-\u9fff])(?<![也都还并就再决绝从])(?:不|没)(?=\s*(?:$|[，,。.！!~～]))|\b(?:what|whats|how|hows|where|wheres|which|who|why)\b", re.IGNORECASE)
 _NOT_ASKING = _rx(r"(?:(?<=别|甭|少)|(?<=不要|不用))([^，,。！!？?\s]{0,4})什么|(?:看|管|论)好不好|(?<=回答|回复|说话)(?:能不能|可不可以|能否)|^(?:你)?(?:能不能|可不可以|能否)(?=别|不要|少)")
 """什么 after a prohibition is “any such” (别写什么亚马逊物流), and 看好不好 is “whether it is good”
 (别光看好不好), 回答能不能分点 asks for a way of answering and 能不能别… asks the assistant to stop something: none of
@@ -307,13 +316,15 @@ def _asks(text: str) -> bool:
 
 
 def _polite_requests(text: str) -> list[str]:
-    """“Could you always give me metric units?” is a request, not a question."""
+    """“Could you always give me metric units?” and 回答能不能分点列出来 are requests, not questions."""
     out = []
     for s in re.split(r"(?<=[?？])", text):
         stripped = s.strip()
         m = _POLITE.match(stripped)
         if m and (_LASTING.search(stripped) or _DIRECTIVE.search(stripped[m.end() :])):
             out.append(stripped[m.end() :].rstrip("?？ "))
+        elif m := _STYLE_ASK.match(stripped):  # the rules below decide whether what it asks for is a wish
+            out.append(m.group(1) + stripped[m.end() :].rstrip("?？ "))
     return out
 
 

@@ -68,11 +68,14 @@ _PRE = rf"(?:{_WHEN}|{_ADV}|\s)*"
 _S = r"(?:(?P<subj>(?<![你他她它让叫给和跟对说])我)|^)(?:现在|目前|一直|也|还|其实)?"  # 我, or omitted at clause start
 _E = r"(?=$|[\s,，。.!！;；~～]|以后|今后)"
 
-_QUESTION = _rx(r"[?？]|吗|什么|怎么|(?<!不)咋|为什么|为啥|哪(?![里儿个样]?都)|谁(?!都)|(?<!没)啥(?![的都])|难道|是不是|有没有|能不能|要不要|会不会|(?<!不)对不对|可不可以|好不好|几点|"
+RHETORICAL_WHERE = r"(?![里儿]?[\u4e00-\u9fff]{1,2}得(?:了|起|消|住|下|动|惯|着))"
+"""哪 before “can bear / can afford” (我这胃哪受得了, 小店哪用得起, 哪吃得消) says “cannot”; it asks nothing."""
+_QUESTION = _rx(rf"[?？]|吗|什么|怎么|(?<!不)咋|为什么|为啥|哪(?![里儿个样]?都){RHETORICAL_WHERE}|谁(?!都)|(?<!没)啥(?![的都])|难道|是不是|有没有|能不能|要不要|会不会|(?<!不)对不对|可不可以|好不好|几点|"
                 r"多少(?!有[点些])|么$|呢$"
                 r"|^(?:what|whats|where|wheres|who|whos|whose|why|how|hows|which|do(?! not)|does|did|didn't|doesn't|is|isn't|are|aren't|am|was|were|can|could|would|will|won't|should|have|has)\b"
                 r"|^when(?:ever)?\b(?![^,，]*[,，])")
-"""A question: a question word or mark (also as typed in chat: 咋弄, “whats a good …”). Not one: 没啥 / 啥的 (“nothing much”, “and so on”), 哪儿都 /
+"""A question: a question word or mark (also as typed in chat: 咋弄, “whats a good …”). Not one: 没啥 / 啥的 (“nothing much”, “and so on”), 哪受得了
+(“cannot bear”), 哪儿都 /
 谁都 (“anywhere”, “anyone”), 多少有点 (“somewhat”), “When you …, do …” (a habit, not a question)."""
 _TAG_QUESTION = _rx(r"(?:对吧|是吧|对不对|是不是|没错吧|\bright|\bcorrect|\bisn't it|\bdon't I|\bdidn't I)\s*[?？]\s*$")
 _HYPOTHETICAL = _rx(r"如果|假如|(?<!主)要是|假设|万一|假若|倘若|比如|例如|举个例子|假装|想象"

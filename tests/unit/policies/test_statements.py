@@ -227,3 +227,41 @@ def test_reading_that_gives_a_headache_is_a_dislike_not_a_passing_mood() -> None
     assert cue is not None and cue.period is None  # was read as a headache that lasts the day
     cue = classify_statement("我头疼 回答短点")
     assert cue is not None and cue.period == "day"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["no reminders before 2pm pls 😴", "Late morning for reminders, please, as before.", "hit me up in the morning w reminders",
+     "提醒我的事早上六点半前说", "要提醒的事提前一天晚上说"],
+)
+def test_when_reminders_should_come_is_a_standing_wish(text: str) -> None:
+    cue = classify_statement(text)
+    assert cue is not None and cue.kind == "wish" and not cue.loose and cue.period is None
+
+
+def test_a_wish_about_reminders_scoped_in_time_holds_for_its_period() -> None:
+    cue = classify_statement("taking the weekend off, no work reminders till monday, back to 9am reminders after")
+    assert cue is not None and cue.period == "week"
+
+
+@pytest.mark.parametrize("text", ["remind me at 5 to call the vet", "明早9点提醒我交PPT", "could you remind me about the dentist on thursday at 2"])
+def test_a_reminder_of_one_thing_is_not_about_when_reminders_come(text: str) -> None:
+    cue = classify_statement(text)
+    assert cue is None or cue.kind != "wish"
+
+
+@pytest.mark.parametrize("text", ["回答能不能分点列出来啊 一大坨字看着头疼", "说话能不能别绕弯子", "你的回答能不能短一点"])
+def test_asking_whether_answers_can_take_a_form_is_a_wish(text: str) -> None:
+    cue = classify_statement(text)
+    assert cue is not None and cue.kind == "wish" and cue.style and cue.period is None
+
+
+def test_asking_whether_an_answer_can_be_fast_states_no_way_of_answering() -> None:
+    assert classify_statement("回答能不能快点") is None
+
+
+def test_where_in_cannot_bear_or_afford_asks_nothing() -> None:
+    cue = classify_statement("你上回让我下夜班去吃麻辣烫，结果凌晨胃疼得直冒冷汗，我这胃哪受得了那个")
+    assert cue is not None and cue.kind == "complaint"
+    assert cue.period is None  # the pain a past answer caused is no passing mood
+    assert _asks("哪里买得到这种书") and not _asks("我们小店哪用得起")
