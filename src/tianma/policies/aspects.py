@@ -33,7 +33,7 @@ def _rx(pattern: str) -> re.Pattern[str]:
 ASPECTS: dict[str, re.Pattern[str]] = {
     "detail": _rx(r"短|简短|简洁|简单点|精简|啰嗦|太长|长一点|长点|详细|详尽|展开|细一点|写全|写细|一句|两句|三句|几句|字以内|字数|篇幅|解释|讲解|原理|步骤|一步一步|过程|说重点|大段|长篇|一大坨|"
                   r"\b(?:short|shorter|brief|briefly|concise|long(?!\s+(?:contract|time|day|days|week|weeks|run|runs|trip|trips|drive|flights?|term|walks?|way|distance|haul|shifts?|hours|commute|weekends?|story))|(?<!no )longer|lengthy|detailed|detail|thorough|verbose|succinct|tl;?dr|gist|sentences?|paragraphs?|"
-                  r"one-liners?|walk ?through|in depth|depth|explain\w*|preamble|step[- ]by[- ]step|line by line|reasoning|elaborate|summary|summar\w+)\b"),
+                  r"one-liners?|walk ?throughs?|in depth|depth|explain\w*|explanations?|preamble|step[- ]by[- ]step|line by line|reasoning|elaborate|summary|summar\w+)\b"),
     "format": _rx(r"格式|markdown|列表|表格|分点|要点|标题|加粗|编号|排版|符号|"
                   r"\b(?:markdown|bullets?|bullet points?|lists?|tables?|grid|headers?|headings?|bold|formatting|formatted|plain text|numbered|format|outline)\b"),
     "language": _rx(r"中文|英文|英语|汉语|繁体|简体|粤语|日语|日文|法语|德语|韩语|西班牙语|普通话|外语|"
@@ -72,7 +72,7 @@ ASPECTS: dict[str, re.Pattern[str]] = {
 # fmt: on
 
 
-_EXPLAIN = _rx(r"解释|讲解|\bexplain\w*")
+_EXPLAIN = _rx(r"解释|讲解|\b(?:explain\w*|explanations?)\b")
 
 
 def aspects(text: str) -> frozenset[str]:

@@ -63,3 +63,9 @@ def test_a_shared_domain_does_not_join_two_narrower_facets() -> None:
 )
 def test_a_word_of_a_facet_in_another_sense_does_not_name_it(text: str, facet: str) -> None:
     assert facet not in aspects(text)
+
+
+def test_explanations_and_walkthroughs_name_the_detail_of_an_answer() -> None:
+    assert "detail" in aspects("ok the junior's up to speed. back to bare code, no explanations")
+    assert "detail" in aspects("no more walkthroughs, just the snippet again")
+    assert "detail" not in aspects("no medical jargon, explanations in plain words")  # register, not length
