@@ -68,8 +68,8 @@ stands: in a short message only — a task description mentions days too."""
 _DAY = _rx(r"今天|今晚|今早|今儿|今日|今天晚上|今个|这会儿|这一会|这次|这回|这一次|当下|此刻|眼下先|暂时|现在先|"
            r"\b(?:today|tonight|this time|this morning|this afternoon|this evening|right now|for now|for today|at the moment|"
            r"just for now|for the moment|for the time being|temporarily)\b")
-_WEEK = _rx(r"这周|本周|这一周|这个星期|这礼拜|这个礼拜|这个周末|这周末|(?:到|直到)(?:这?周|星期|礼拜)[一二三四五六日天末](?:为止|之前)?|"
-            r"\b(?:this week|this weekend|all week|(?:until|till|til|through) (?:the weekend|(?:mon|tues|wednes|thurs|fri|satur|sun)day))\b")
+_WEEK = _rx(r"这周|本周|这一周|这个星期|这礼拜|这个礼拜|这个周末|这周末|(?<![一二三四五六日天末])(?:到|直到)(?:这?周|星期|礼拜)[一二三四五六日天末](?:为止|之前)?|"
+            r"\b(?:this week|this weekend|all week|(?<!day )(?:until|till|til|through) (?:the weekend|(?:mon|tues|wednes|thurs|fri|satur|sun)day))\b")
 _DAYS = _rx(r"这几天|这两天|最近几天|近几天|这阵子|这段时间先|"
             r"\b(?:these (?:few |couple of )days|(?:for )?the next (?:few|couple of|two|three|\d+) days|next (?:few|couple of|two|three|\d+) days|"
             r"for a few days|for a couple of days)\b")

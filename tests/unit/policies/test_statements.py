@@ -206,6 +206,12 @@ def test_a_wish_until_a_day_or_for_the_next_days_expires(text: str, period: str)
     assert cue is not None and cue.period == period
 
 
+@pytest.mark.parametrize("text", ["New rotation came out. I work Thursday through Saturday now.", "排班改了 我周四到周六上班 约事别排那几天"])
+def test_a_range_of_weekdays_is_a_schedule_not_a_deadline(text: str) -> None:
+    cue = classify_statement(text)
+    assert cue is not None and cue.period is None
+
+
 @pytest.mark.parametrize(
     ("text", "asks"),
     [("高铁能带充电宝不", True), ("这个好不好", True), ("你要什么", True), ("比如FBA就写FBA 别写什么亚马逊物流", False),
