@@ -80,8 +80,9 @@ def statement_fields(
     message is a passing state; then a message the rules took for no statement, or only for a
     terse assertion, holds for the day when it does not say it lasts (“Back's killing me after
     the gym, nothing active” has no time word the rules know). A wish or fact a rule found is not
-    overruled, nor a schedule, a habit or a change (:func:`~tianma.policies.statements.says_it_recurs`):
-    the model reads days and hours as passing (“No meetings on Wednesdays, that's my focus day”).
+    overruled, nor a schedule or a habit (:func:`~tianma.policies.statements.says_it_recurs`: the
+    model reads days and hours as passing, “No meetings on Wednesdays, that's my focus day”), nor a
+    change the rules read (“We're moving bedtime to 7:45, they're wrecked since school started”).
     ``other``: the model is all but sure (:data:`~tianma.memory.statement_model.SURE`) the
     message states nothing about the user; then a message the rules took only as a terse
     assertion (``StatementCue.loose``: “complete this series: a_A b_B”) is not a statement.
@@ -97,7 +98,7 @@ def statement_fields(
         cue = stated_by_model(text)
     if cue is not None and cue.loose and other:
         return {}
-    if passing and not says_it_lasts(text) and not says_it_recurs(text) and (cue is None or cue.loose):
+    if passing and not says_it_lasts(text) and not says_it_recurs(text) and (cue is None or (cue.loose and not cue.reversal)):
         if cue is None:
             cue = StatementCue("mood", "day", False, False)
         elif cue.period is None:

@@ -71,6 +71,9 @@ def test_a_schedule_or_a_wish_found_by_rule_is_not_made_passing() -> None:
     assert statement_fields("We open at 6:30 now, update that everywhere.", at, zone, passing=True)["valid_until"] is None
     assert statement_fields("周日不更新，我要休息", at, zone, passing=True)["valid_until"] is None
     assert statement_fields("Please don't book me anything spicy.", at, zone, passing=True)["valid_until"] is None
+    # a change is not a mood because the reason for it is tiring
+    moved = "We're moving bedtime to 7:45, they're wrecked since school started."
+    assert statement_fields(moved, at, zone, passing=True)["valid_until"] is None
     # a loose assertion without a schedule, or one for this morning, still holds for the day
     assert statement_fields("Running late this morning, only the essentials please.", at, zone, passing=True)[
         "valid_until"
