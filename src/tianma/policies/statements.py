@@ -132,7 +132,8 @@ _COMPLAINT = _rx(r"(?:上次|上回|那次|之前|昨天|前两天|前几天|你
                  r"|\b(?:last time|the (?:\w+ ){0,3}you (?:recommended|suggested|gave|picked|booked|chose|sent|wrote)|that (?:\w+ ){0,3}you (?:recommended|suggested|gave|picked|booked|chose|sent|wrote))\b.{0,60}?"
                  r"\b(?:wrecked|ruined|too|awful|terrible|hated|couldn't|made me|killed|hurt|boring|useless|confus|lost me|overwhelm|waste)")
 _REVERSAL = _rx(r"不对|不是这样|错了|搞错|说错|改主意|变卦|改成|改为|换成|改一下|改回|不用.{0,12}了|不需要.{0,12}了|不再|别再|不要再|再也不|其实|还是.{0,16}吧|算了|又能|又可以|又开始|重新|恢复|能.{0,6}了$|可以.{0,10}了$|"
-                r"\b(?:no longer|not anymore|any ?more|actually|changed my mind|change of plan|scratch that|instead|again|on second thought|forget what I said|wait|that's wrong|I was wrong|used to|these days|switched|started|stopped|quit|gave up|back to)\b")
+                r"\b(?:no longer|not anymore|any ?more|actually|changed my mind|change of plan|scratch that|instead|again|on second thought|forget what I said|wait|that's wrong|I was wrong|used to|these days|switched|started|stopped|quit|gave up|back to)\b|"
+                r"(?<!right )(?<!for )(?<!just )(?<!until )(?<!till )(?<!by )\bnow\b(?=\W*$|\s*[.!;])")
 _STYLE = _rx(r"回答|回复|答案|解释|讲解|讲|说话|语气|口吻|格式|列表|段落|要点|分点|分条|步骤|例子|举例|表情|字数|简短|简洁|详细|啰嗦|结论|英文|中文|繁体|术语|代码注释|markdown|"
              r"\b(?:answers?|repl(?:y|ies)|responses?|respond|explain|explanations?|tone|format(?:ting)?|bullets?|bullet points|lists?|paragraphs?|prose|steps?|examples?|emojis?|short|brief|concise|detail(?:ed)?|formal|casual|jargon|summary|tl;?dr|code comments|in (?:English|Chinese|Spanish|French|German|Japanese))\b")
 _CLAUSES = re.compile(r"[，,；;：:]|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])|\s+(?:so|and|but)\s+", re.IGNORECASE)
@@ -303,7 +304,7 @@ def _asserted_clauses(text: str) -> list[str]:
 
 _SENTENCES = re.compile(r"[^。！？!?\n]+[。！？!?]*")
 _TAG = _rx(r"(?:ok|okay|right|yeah|please|alright|好吗|行吗|可以吗|好不好|行不行|知道吗|听到没|记住了吗|懂吗|好嘛|行嘛)\s*[?？]*")
-_QUESTION_MARK = re.compile(rf"[?？]|吗|什么|怎么|(?<!不)咋|哪{RHETORICAL_WHERE}|啥|多少|要不要|是不是|能不能|会不会|有没有|可不可以|好不好|行不行|(?<=[\u4e00-\u9fff])(?<![也都还并就再决绝从])(?:不|没)(?=\s*(?:$|[，,。.！!~～]))|\b(?:what|whats|how|hows|where|wheres|which|who|why)\b", re.IGNORECASE)
+_QUESTION_MARK = re.compile(rf"[?？]|吗|什么|怎么|(?<!不)咋|哪{RHETORICAL_WHERE}|啥|多少|要不要|是不是|能不能|会不会|有没有|可不可以|好不好|行不行|(?<=[\u4e00-\u9fff])(?<![也都还并就再决绝从])(?:不|没)(?=\s*(?:$|[，,。.！!~～]))|(?:^|[.!;,:\n(]\s*|\b(?:so|and|but|or|ok|okay|hey|also|btw|then|wonder|wondering|of|about|on|for|to|at|in|as to|explain|tell me|show me|know|decide|figure out|check|see)\s+)(?:what|whats|how|hows|where|wheres|which|who|why)\b", re.IGNORECASE)
 _NOT_ASKING = _rx(r"(?:(?<=别|甭|少)|(?<=不要|不用))([^，,。！!？?\s]{0,4})什么|(?:看|管|论)好不好|(?<=回答|回复|说话)(?:能不能|可不可以|能否)|^(?:你)?(?:能不能|可不可以|能否)(?=别|不要|少)")
 """什么 after a prohibition is “any such” (别写什么亚马逊物流), and 看好不好 is “whether it is good”
 (别光看好不好), 回答能不能分点 asks for a way of answering and 能不能别… asks the assistant to stop something: none of

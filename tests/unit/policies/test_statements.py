@@ -216,7 +216,11 @@ def test_a_range_of_weekdays_is_a_schedule_not_a_deadline(text: str) -> None:
     ("text", "asks"),
     [("高铁能带充电宝不", True), ("这个好不好", True), ("你要什么", True), ("比如FBA就写FBA 别写什么亚马逊物流", False),
      ("东西别光看好不好 得看价钱", False), ("回答能不能分点列出来", False), ("能不能别老在回复里加表情", False),
-     ("能不能帮我查一下", True), ("辣的我也不", False)],
+     ("能不能帮我查一下", True), ("辣的我也不", False), ("how do I renew a passport", True),
+     ("so which one is cheaper", True), ("do a detailed analysis of which number is the highest below 100", True),
+     # a relative clause or "the why" asks nothing
+     ("Got a codriver now who reads your stuff to me, so write normal", False),
+     ("just the code first, i'll ask for the why if i need it", False)],
 )
 def test_what_asks_and_what_only_looks_like_a_question(text: str, asks: bool) -> None:
     assert _asks(text) is asks
