@@ -59,6 +59,21 @@ SEED_PHRASE = re.compile(
     rf"(?P<v>{_WORD}(?:[ ,，、]+{_WORD}){{11,23}})",
     re.IGNORECASE,
 )
+SEED_PHRASE_ZH = re.compile(
+    r"(?:助记词|恢复短语|种子短语)[^\n]{0,12}?[:：]\s*(?P<v>[\u4e00-\u9fff](?:[ \t、,，]+[\u4e00-\u9fff]){11,23})(?![\u4e00-\u9fff])"
+)
+"""A Chinese recovery phrase: 12–24 single characters, spaced, after its name (助记词（中文版）：仰 铁 泉 …)."""
+KEYPAD = re.compile(
+    r"按\s*(?P<v>[0-9]{3,8})\s*(?:再按|然后按|后按|加)?\s*(?:#|＃|井号|井字键)"
+    r"|(?<![A-Za-z])(?i:star|\*)\s*,?\s*(?P<w>[0-9](?:\s*,\s*[0-9]|\s+[0-9]){2,7})\s*,?\s*(?i:pound|hash|#)"
+)
+"""Digits keyed in on a door's keypad: 先按 0528 再按#, "star, 4, 0, 2, 9, pound"."""
+_DIGIT_WORD = r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)"
+SPELLED_CODE = re.compile(
+    rf"{_A}(?i:pin|passcode|code|password|combination|combo)(?:{_SP}+(?i:is|was){_SP}*[:：]?|{_SP}*[:：=]|['’]s){_SP}*"
+    rf"(?P<v>(?i:(?:star|hash|pound){_SP}*,?{_SP}+)?(?i:{_DIGIT_WORD}[ ,-]+){{2,9}}(?i:{_DIGIT_WORD}))(?![A-Za-z])"
+)
+"""A code spelled out in words: "my debit card PIN is four nine one six", "buzzer code is star four four oh nine"."""
 PASSPHRASE = re.compile(
     rf"{_A}pass[- ]?phrase(?:{_SP}+(?:for|of|to|on){_SP}+(?:[^\s:：,，.。?？]+{_SP}+){{0,3}}?[^\s:：,，.。?？]+)?{_SP}*(?:is|was|[:：=]){_SP}*"
     r"(?P<v>[A-Za-z0-9'’-]+(?:[ \t]+[A-Za-z0-9'’-]+){1,9})(?=[ \t]*(?:[.,;!。，；！\n]|$))",
@@ -92,6 +107,12 @@ def access_code_check(text: str, m: re.Match[str]) -> tuple[int, int] | None:
 def span_check(text: str, m: re.Match[str]) -> tuple[int, int] | None:
     """The value group as matched."""
     return m.start("v"), m.end("v")
+
+
+def keypad_check(text: str, m: re.Match[str]) -> tuple[int, int] | None:
+    """The digits of a keypad sequence, whichever form matched."""
+    group = "v" if m.group("v") is not None else "w"
+    return m.start(group), m.end(group)
 
 
 _NOT_A_PHRASE = frozenset("a an the is it my your what how should can could do does to be any not one".split())  # noqa: SIM905

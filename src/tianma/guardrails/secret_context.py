@@ -30,27 +30,28 @@ WINDOW = 160
 # fmt: off
 NAME = re.compile(
     r"密码(?!学)|密碼|口令|密钥|秘钥|验证码|动态码|校验码|门禁|门锁|密码锁|解锁码|开锁|锁屏|储物柜|保险柜|保险箱|暗号|备用码|恢复码|"
-    r"助记词|安全码|提取码|取件码|撤防|[Pp][Ii][Nn]码|密吗|智能锁|指纹锁|锁|U盾|解开|取款|支付|账号|帐号|登录|登陆|"
+    r"助记词|安全码|提取码|取件码|撤防|将军令|令牌|[Pp][Ii][Nn]码|密吗|智能锁|指纹锁|锁|U盾|解开|取款|支付|账号|帐号|登录|登陆|"
     r"[Ww][Ii]-?[Ff][Ii]|门卡|闸机|输入?|指纹|路由器|手机银行|网银"
     r"|(?<![A-Za-z])(?i:passwords?|passwd|pwd|pw|passcodes?|passphrase|passkey|pins?|api[ _-]?keys?|secret[ _-]?keys?|"
     r"private[ _-]?keys?|access[ _-]?keys?|(?:api|access|auth|bearer|github|slack|bot|refresh)[ _-]?tokens?|cvv|cvc|"
     r"combo|combination|keypad|otp|unlock|lockbox|buzzer|dial|wi-?fi|login|log ?in(?:to)?|sign ?in|account|"
-    r"codes?(?=\s*[:：]|\s+(?:is|was|that|for|from)\b)|fingerprint|router|modem|panel|gate|garage|shed|locker|safe|"
+    r"codes?(?=\s*[:：]|\s+(?:is|was|that|for|from|they|it|you|i|we)\b)|fingerprint|router|modem|panel|gate|garage|shed|locker|safe|"
     r"padlock|lock|(?:door|gate|garage|shed|lock|padlock|bike|alarm|access|entry|building|mailbox|locker|"
     r"safe|storage|lockbox|keypad|verification|security|unlock|login|2fa|mfa|backup|recovery|wi-?fi|disarm|one-time|app|"
     r"bank|phone|screen|parking|house|apartment|flat|front|back|side)[ -]codes?)(?![A-Za-z])"
 )
 """A secret's name, Chinese or English."""
 _W = "A-Za-z0-9_"  # an ASCII word character: Han next to a value is no part of it (“是915338”)
-_TOKEN = re.compile(rf"(?<![{_W}@./:=-])(?P<v>[A-Za-z0-9!@#$%^&*_+~?-]{{4,39}}[A-Za-z0-9#$%^&*_+~-])(?![{_W}@/:=-]|\.[{_W}])")
+_TOKEN = re.compile(rf"(?<![{_W}@./:=<\[-])(?P<v>[A-Za-z0-9!@#$%^&*_+~?-]{{4,39}}[A-Za-z0-9#$%^&*_+~-])(?![{_W}@/:=>\]-]|\.[{_W}])")
 _DIGITS = re.compile(
-    rf"(?<![{_W}$¥€£.:/,#-])(?<![0-9] )"
-    rf"(?P<v>#?[0-9]{{4,10}}#?|[0-9]{{4}}(?: [0-9]{{4}}){{1,2}}|[0-9]{{1,2}}(?:-[0-9]{{1,2}}){{2,3}}|[0-9](?:[-#][0-9]){{3,5}})"
-    rf"(?![{_W}:/%-]|[.,][0-9]| [0-9])"  # not one group of a longer number (a meeting id 812 6690 0093)
+    rf"(?<![{_W}$¥€£.:/,#\[-])(?<![0-9] )"
+    rf"(?P<v>#?[0-9]{{4,10}}#?|[0-9]{{4}}(?: [0-9]{{4}}){{1,2}}|[0-9]{{3}} [0-9]{{3}}|[0-9]{{4}}-[0-9]{{4}}|[0-9]{{1,2}}(?:-[0-9]{{1,2}}){{2,3}}|[0-9](?:[-#][0-9]){{3,5}})"
+    rf"(?![{_W}:/%\]-]|[.,][0-9]| [0-9])"  # not one group of a longer number (a meeting id 812 6690 0093)
 )
 _NOT_A_VALUE = re.compile(
     r"\d+(?:st|nd|rd|th|am|pm|k|m|g|kg|km|mg|ml|gb|mb|tb|p|s|x|h|min|mins|hr|hrs|yr|yrs|d|w|v)"
     r"|[A-Za-z]+(?:-[A-Za-z]+)+|\d+(?:-[A-Za-z]+)+|1password|(?-i:[A-Z]+_[0-9]+)"
+    r"|(?:sha|md|aes|rsa|des|crc|utf|ipv|ed)-?[0-9]{1,5}"  # an algorithm or encoding (SHA-256), not a password
     r"|.*(?<![0-9])(?:5g|2\.?4g)(?:hz)?(?![0-9a-z]).*",  # a unit, a hyphenated word, NAME_16, a network (Home_5G)
     re.IGNORECASE,
 )
@@ -61,9 +62,9 @@ _AFTER_A_NUMBER = re.compile(
 """A price, date or count (“2400 followers”, “3000步”), a house number (“1204 Elm St”), or the
 subject of a verb of saying (“12306 说我密码太简单”: a site, not a code)."""
 _OTHER_NAME_BEFORE = re.compile(
-    r"(?:电话|热线|客服|分机|房间|房号|住在?|尾号|末四位|后四位|余额|工资|价格|花了|名字|名称|叫做?|网络名|用户名|用户|会议号|邮箱|"
+    r"(?:型号|电话|热线|客服|分机|房间|房号|住在?|尾号|末四位|后四位|余额|工资|价格|花了|名字|名称|叫做?|网络名|用户名|用户|会议号|邮箱|"
     r"(?<![A-Za-z])(?i:phone|tel|hotline|call|ext|extension|room|unit|apt|suite|ssid|names?|named|called|user(?:name)?|"
-    r"id|commit|sha|hash|meeting|e-?mail|ending(?: in)?|last (?:four|4)(?: digits)?|balance|salary|price|cost|paid|spent|"
+    r"id|pid|port|model|commit|sha|hash|meeting|e-?mail|ending(?: in)?|last (?:four|4)(?: digits)?|balance|salary|price|cost|paid|spent|"
     r"budget|at|by|until|till|before|after|from|since))(?:\s*(?:是|为|is|:|：|=))?[^A-Za-z0-9]{0,2}$"
 )
 """A phone, room, user, network, commit, meeting, balance or price named just before, or a time
@@ -74,7 +75,8 @@ _IN_BEFORE = re.compile(r"(?<![A-Za-z])(?i:in|of) $")
 _MODEL_BEFORE = re.compile(r"(?<![A-Za-z])(?!PIN|OTP|CVV|CVC|ATM|PWD?)[A-Z]{2,5} ?$")
 """A product's capitals before its number: RTX 4090, GTX 1080 (not PIN 4090)."""
 _CODE_OR_ERROR = re.compile(
-    r"==|!=|\bimport\b|\bdef\b|\breturn\b|\(\)|;\s*$|(?i:\berror\b|\bexception\b|traceback)|报错|错误码", re.MULTILINE
+    r"==|!=|\bimport\b|\bdef\b|\breturn\b|\(\)|;\s*$|(?i:\berror\b|\bexception\b|traceback|failed password|\bsshd\[)|报错|错误码",
+    re.MULTILINE,
 )
 _PLACEHOLDER = re.compile("|".join(re.escape(p) for p in {*SECRET_PLACEHOLDERS.values(), *PII_PLACEHOLDERS.values()}))
 # fmt: on
@@ -90,6 +92,8 @@ def near_a_name(text: str) -> list[tuple[str, Span]]:
     for m in NAME.finditer(bare):
         if NOT_CODE_BEFORE.search(bare[max(0, m.start() - 16) : m.start()]):  # a zip code, a promo code
             continue
+        if re.match(r"[0-9]|\s+(?i:like|such as)\b", bare[m.end() : m.end() + 9]):
+            continue  # part of a token (password1), or examples (“passwords like 123456”)
         lo, hi = max(0, m.start() - WINDOW), m.end() + WINDOW
         if windows and lo <= windows[-1][1]:
             windows[-1] = (windows[-1][0], hi)
@@ -108,6 +112,8 @@ def _a_password(text: str, m: re.Match[str]) -> bool:
     value = m.group("v")
     if MODEL.fullmatch(value) and _WEAK_NAMES_ONLY.fullmatch(_names_near(text, m.start())):
         return False  # near a router's or a laptop's name only: its model (AX3000, i7-12700)
+    if re.search(r"型号|(?<![A-Za-z])(?i:model)(?![A-Za-z])", text[max(0, m.start() - 12) : m.start()]):
+        return False  # 这个型号的保险箱 D-63K: a product's model
     letters = sum(ch.isascii() and ch.isalpha() for ch in value)
     return (
         letters >= 2

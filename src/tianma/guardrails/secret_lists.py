@@ -24,8 +24,8 @@ _STOP = "。！？!?\n"
 
 WIFI_QR = re.compile(r"WIFI:(?:[^\n]{0,120}?;)?P:(?P<v>(?:\\.|[^;\\\n]){1,63});", re.IGNORECASE)
 QUERY_SECRET = re.compile(
-    r"(?<![A-Za-z0-9_])[A-Za-z_]{0,20}(?:secret|passw(?:or)?d|pwd|token|api_?key|apikey|(?:account|access|private|shared)_?key)[A-Za-z_]{0,12}"
-    r"=(?P<v>[^&;\s'\"<>]{6,128})",
+    r"(?:(?<![A-Za-z0-9_])[A-Za-z_]{0,20}(?:secret|passw(?:or)?d|pwd|token|api_?key|apikey|(?:account|access|private|shared)_?key)[A-Za-z_]{0,12}"
+    r"|(?<=[?&])(?:key|sig|signature|auth|code))=(?P<v>[^&;\s'\"<>]{6,128})",
     re.IGNORECASE,
 )
 CURL_USER = re.compile(r"\b(?:curl|wget|http)\b[^\n]{0,200}?\s(?:-u|--user)\s*['\"]?[^\s:'\"]{1,64}:(?P<v>[^\s'\"]{3,128})")
@@ -45,10 +45,19 @@ _QUESTIONS_HEADING = re.compile(
 )
 _ANSWER_EN = re.compile(r"[:：]\s*(?P<v>[A-Z][A-Za-z.'’-]*(?:\s+[A-Z][A-Za-z'’-]*){0,2})(?![A-Za-z])")
 _ANSWER_ZH = re.compile(r"(?:我填的是?|填的是|我设的是?|设的是|答案是|是|[:：]|\s)\s*(?P<v>[\u4e00-\u9fff]{1,6})$")
+_ANSWER_VALUE = r"['\"“‘]?(?P<v>[A-Z][A-Za-z'’-]*(?:\s+[A-Z][A-Za-z'’-]*){0,2})"
 QUOTED_QUESTION = re.compile(
-    r"['\"“‘](?:what|who|where|which|in what|name of)[^'\"”’\n]{3,80}[?？]?['\"”’]\s*,?\s*"
-    r"(?:I|i)\s+(?:put|used|wrote|typed|said|set|answered)\s+(?P<v>[A-Z][A-Za-z'’-]*(?:\s+[A-Z][A-Za-z'’-]*){0,2})"
+    r"['\"“‘](?i:what|who|where|which|in what|name of)[^'\"”’\n]{3,80}[?？]?['\"”’]\s*,?\s*"
+    r"(?:(?:I|i)\s+(?:put|used|wrote|typed|said|set|answered)\s+"
+    r"|(?:the\s+|my\s+)?answer\s+(?:(?:I|i)\s+(?:used|gave|put|set|chose)\s+)?(?:is|was)\s+)" + _ANSWER_VALUE
 )
+ANSWER_FOR_QUOTED = re.compile(
+    r"(?<![A-Za-z])answer\s+(?:(?:I|i)\s+(?:used|gave|put|set|chose)\s+)?(?:for|to)\s+['\"“‘][^'\"”’\n]{3,80}['\"”’]"
+    r"\s+(?:is|was)\s+" + _ANSWER_VALUE
+)
+"""An answer given for a quoted security question (this and :data:`QUOTED_QUESTION`), before or
+after the question: “'first pet?' I put Biscuit”, “For "What was the make of your first car?" the answer I used is "Oldsmobile Cutlass"”,
+“my bank's answer for 'city where your parents met' is Kalamazoo”."""
 _NAMED = re.compile(r"密码|口令|PIN|(?<![A-Za-z])(?:password|passcode|pin|code)(?![A-Za-z])", re.IGNORECASE)
 CHANGED_TO = re.compile(
     rf"(?:改成|换成|改为|设成|设为|变成|(?<![A-Za-z])(?:changed|switched|set)(?:{_SP}+it)?{_SP}+to(?![A-Za-z]))"
@@ -66,7 +75,7 @@ Span = tuple[int, int]
 def query_secret_check(text: str, m: re.Match[str]) -> Span | None:
     """A query parameter or form field named like a secret whose value is not a plain word."""
     value = m.group("v")
-    if (value.isalpha() and value.islower()) or re.fullmatch(r"[<{\[(].*|\$\w+|%\w+%", value):
+    if (value.isalpha() and value.islower()) or re.fullmatch(r"[<{\[(].*|\$\w+|\$[{(].*|%\w+%", value):
         return None  # a word or a variable
     if re.search(r"[xX*]{3,}|\.{3}|example|placeholder|your|changeme", value, re.IGNORECASE):
         return None  # a placeholder

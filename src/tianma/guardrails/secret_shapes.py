@@ -57,6 +57,9 @@ STRONG_TOKEN = re.compile(
 )
 """A lone token with capitals, small letters, digits and a symbol (``S7eam!grind2024``): a password
 wherever it stands."""
+DOTTED_WORDS = re.compile(r"(?<![\w@./:\\-])(?P<v>[A-Za-z]{3,}(?:\.[A-Za-z]{3,}){1,3}\.[0-9]{2,4})(?![\w@/:\\-]|\.\w)")
+"""Words joined by dots with a number at the end (``Hunter.Moss.1987``, ``vinyl.junkie.42``): the
+shape of a memorable password; a host, a file or a version ends in letters or has digit groups."""
 WEBHOOK = re.compile(
     r"https?://(?:hooks\.slack\.com/services|(?:discord|discordapp)\.com/api/webhooks|[a-z0-9.-]*webhook\.office\.com)"
     r"/(?P<v>[A-Za-z0-9/_-]{16,})"
@@ -96,7 +99,7 @@ NOT_CODE_BEFORE = re.compile(
     r"(?:zip|postal|post|area|country|promo|promotion|discount|coupon|voucher|error|status|exit|source|qr|bar|"
     r"product|reference|confirmation|booking|tracking|order|flight|course|class|airport|colou?r|hex|dress|sort|"
     r"zone|region|invite|invitation|referral|gift|meeting|邮编|区号|优惠|折扣|兑换|错误|订单|快递|运单|航班|"
-    r"邀请|会议)[^A-Za-z]{0,2}$",
+    r"邀请|会议|型号|model)[^A-Za-z]{0,2}$",
     re.IGNORECASE,
 )
 MEASURE = re.compile(
@@ -168,6 +171,10 @@ def named_value_check(text: str, m: re.Match[str]) -> tuple[int, int] | None:
     gap, name = m.group("gap"), m.group("name")
     if re.search(r"==|!=|[()]|(?<![A-Za-z])(?:if|return|def|not)(?![A-Za-z])", gap):
         return None  # code comparing or passing a password, not a value
+    if re.search(r"型号|(?<![A-Za-z])(?i:model|like|such as|e\.g\.)(?![A-Za-z])|比如|例如", gap) or (
+        name.lower() == "pass" and re.match(r"\s+(?i:at|on|in|with|through|by|the)\b", gap)
+    ):
+        return None  # a safe's model, examples of weak passwords, "tests pass at a1b2c3d"
     if _asks(gap) or NOT_CODE_BEFORE.search(text[max(0, m.start() - 16) : m.start()]):
         return None
     weak = re.fullmatch(rf"(?i:{_WEAK_NAME})", name) is not None
@@ -186,13 +193,15 @@ def named_value_check(text: str, m: re.Match[str]) -> tuple[int, int] | None:
         return m.start("q"), m.end("q")
     start, end = m.start("v"), m.end("v")
     value = text[start:end].rstrip(".,;:?!/\\-")
+    if value.startswith("@") or (name.lower() == "gate" and re.fullmatch(r"[A-Z]{1,2}[0-9]{1,3}", value)):
+        return None  # a host (<password>@localhost), an airport gate (G98)
     end = start + len(value)
     if weak and _KEY_AFTER.match(text, end):
         return None  # "wifi: HomeNet5G, key is …": the network's name, its key follows
     if re.fullmatch(r"[a-z ]+|[A-Z]+", value):  # random letters, in the shapes the regex allows
         return (start, end) if _RANDOM_LETTERS.fullmatch(value) and not weak else None
-    if re.fullmatch(r"[A-Za-z]{1,3}=[0-9]+|[0-9]+-[A-Za-z]+|[A-Za-z_-]+=", value):
-        return None  # p=61: an assignment; 10-person: a measure; type=: a name
+    if re.fullmatch(r"(?!(?i:pass|pwd|pw|key|token|secret|pin|code))[A-Za-z_]{1,12}=.*|[0-9]+-[A-Za-z]+|[A-Za-z_-]+=", value):
+        return None  # p=61, ip=10.0.0.5: a field of a log or a form; 10-person: a measure; type=: a name
     if re.fullmatch(r"[0-9](?: [0-9]){3,7}|[0-9]{1,2}(?:-[0-9]{1,2}){2,3}", value):
         return None if weak or _QUESTION_GAP.search(gap) else (start, end)
     value = value.lstrip("*")
@@ -201,7 +210,10 @@ def named_value_check(text: str, m: re.Match[str]) -> tuple[int, int] | None:
         return None
     digits = value.rstrip("#").isdigit()
     if digits:
-        short_ok = re.fullmatch(r"(?i:cvv2?|cvc2?|cvn|cid|安全码|背面.*|签名栏.*)", name) is not None
+        short_ok = re.fullmatch(r"(?i:cvv2?|cvc2?|cvn|cid|安全码|背面.*|签名栏.*)", name) is not None or (
+            re.fullmatch(r"(?i:密码|密碼|口令|挂锁|密码锁|combo|combination|padlock|lockbox)", name) is not None
+            and re.match(r"[ \t]*(?:$|[，,。.!！;；\n])", text[end:]) is not None
+        )  # a padlock's three digits, ending the clause (盒子密码 862)
         if weak or len(gap) > 24 or (len(value.rstrip("#")) < 4 and not short_ok) or MEASURE.match(text, end):
             return None
         if re.fullmatch(r"(?:19|20)[0-9]{2}", value) and re.match(r"\s*(?:年|-|/)", text[end:]):
@@ -313,7 +325,7 @@ def long_random_check(text: str, m: re.Match[str]) -> tuple[int, int] | None:
         return None
     if _in_public_block(text, m.start()):
         return None
-    if re.fullmatch(r"[0-9a-fA-F-]+", value) or _PUBLIC_KEY_BEFORE.search(text[max(0, m.start() - 24) : m.start()]):
+    if re.fullmatch(r"(?:0x)?[0-9a-fA-F-]+", value) or _PUBLIC_KEY_BEFORE.search(text[max(0, m.start() - 24) : m.start()]):
         return None
     if re.search(r"\$(?:2[abxy]?|[156]|argon2\w*)\$(?:[^$\s]*\$)?$", text[max(0, m.start() - 40) : m.start()]):
         return None  # the digest of a password hash

@@ -136,7 +136,7 @@ _SA_EN = re.compile(
     re.IGNORECASE,
 )
 _CVV = re.compile(
-    rf"{_A}(?:(?:CVV2?|CVC2?|CVN)码?|安全码|(?:卡片?|信用卡)?背面(?:的)?(?:三位数字?|3位数字?|后三位|那三位|三位|数字)"
+    rf"{_A}(?:(?:CVV2?|CVC2?|CVN)码?|安全码|(?:卡片?|信用卡)?背面(?:的)?(?:三位数字?|3位数字?|后三位|那?三位|那?三个数字?|数字)"
     rf"|(?:card{_SP}+)?security{_SP}+code(?:{_SP}+on{_SP}+the{_SP}+back(?:{_SP}+of{_SP}+(?:my|the){_SP}+card)?)?"
     rf"|(?:three|3)[- ]digits?{_SP}+(?:code|number){_SP}+on{_SP}+the{_SP}+back(?:{_SP}+of{_SP}+(?:my|the){_SP}+card)?"
     rf"|(?:three|3|four|4){_SP}+(?:numbers|digits){_SP}+on{_SP}+the{_SP}+back{_SP}+of{_SP}+(?:my|the|your|his|her|our){_SP}+"
@@ -287,10 +287,28 @@ def _group(m: re.Match[str], name: str) -> bool:
     return name in m.re.groupindex and m.group(name) is not None
 
 
+_WALLET_KEY = re.compile(
+    r"(?i:import|导入|私钥|private|wallet|钱包|metamask|rabby|phantom)(?P<gap>[^\n]{0,80}?)"
+    r"(?<![0-9A-Za-z])(?P<v>(?:0x)?[0-9a-fA-F]{64})(?![0-9A-Za-z])"
+)
+_CARD_DETAILS = re.compile(
+    r"(?<![0-9])[0-9]{4}(?:[ -]?[0-9]{4}){3}(?![0-9])[,，;\s]+(?:exp(?:iry|ires|\.)?:?\s*)?(?:0[1-9]|1[0-2])\s*/\s*(?:20)?[0-9]{2}"
+    r"[,，;\s]+(?:(?i:cvv2?|cvc2?|security code)[:：\s]*)?(?P<v>[0-9]{3,4})(?![0-9])"
+)
+"""The code after a card's number and expiry, as card details are pasted: “visa 4024 … 2216, 09/29, 348”."""
+
+
+def _wallet_key_check(text: str, m: re.Match[str]) -> tuple[int, int] | None:
+    """64 hex digits after a wallet's name: its private key, unless named as a transaction or hash."""
+    if re.search(r"(?i:\btx|transaction|hash|block|交易|哈希|区块)", m.group("gap")):
+        return None
+    return m.start("v"), m.end("v")
+
+
 def _plausible(value: str) -> bool:
     """Shape checks every password-like value passes: not code, not a template, not punctuation."""
-    if len(value) < 3 or not any(ch.isalnum() for ch in value):
-        return False
+    if len(value) < 3 or not any(ch.isalnum() for ch in value) or re.match(r"[A-Za-z_]+=", value):
+        return False  # too short, punctuation, or a field of a log line (attempts=3)
     if not value.isdigit() and len(set(value.lower())) == 1:
         return False  # xxxx, ****
     return not (_TEMPLATE.search(value) or _CALL.match(value) or _ATTRIBUTE.fullmatch(value))
@@ -476,6 +494,11 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("api_key", _KEY_LEAD, _random_check(16)),
     _Rule("private_key", _PRIVATE_LEAD, _random_check(32)),
     _Rule("seed_phrase", codes.SEED_PHRASE, codes.span_check),
+    _Rule("seed_phrase", codes.SEED_PHRASE_ZH, codes.span_check),
+    _Rule("access_code", codes.KEYPAD, codes.keypad_check),
+    _Rule("access_code", codes.SPELLED_CODE, codes.span_check),
+    _Rule("private_key", _WALLET_KEY, _wallet_key_check),
+    _Rule("cvv", _CARD_DETAILS, codes.span_check),
     _Rule("security_answer", codes.MAIDEN_NAME, codes.maiden_name_check),
     _Rule("password", codes.PASSPHRASE, codes.passphrase_check),
     _Rule("access_code", codes.ACCESS_CODE, codes.access_code_check),
@@ -487,6 +510,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("card_number", shapes.CARD_NUMBER, shapes.card_number_check, overlapping=False),
     _Rule("token", shapes.WEBHOOK, shapes.value_group, overlapping=False),
     _Rule("password", shapes.STRONG_TOKEN, shapes.strong_token_check, overlapping=False),
+    _Rule("password", shapes.DOTTED_WORDS, codes.span_check, overlapping=False),
     _Rule("api_key", shapes.LONG_RANDOM, shapes.long_random_check, overlapping=False),
     _Rule("security_answer", shapes.SECURITY_ANSWER, shapes.security_answer_check),
     _Rule("seed_phrase", shapes.SEED_RUN, shapes.seed_run_check, overlapping=False),
@@ -497,6 +521,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("access_code", lists.RECOVERY_KEY, codes.span_check, overlapping=False),
     _Rule("seed_phrase", lists.NUMBERED_WORDS, shapes.seed_run_check, overlapping=False),
     _Rule("security_answer", lists.QUOTED_QUESTION, codes.span_check, overlapping=False),
+    _Rule("security_answer", lists.ANSWER_FOR_QUOTED, codes.span_check, overlapping=False),
     _Rule("password", shapes.CREDENTIAL_PAIR, shapes.credential_pair_check),
     _Rule("access_code", shapes.NAMED_VALUE, shapes.named_value_check),
 )
@@ -517,6 +542,19 @@ def _matches(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
         pos = m.start() + 1
 
 
+_FULL_WIDTH = {c: c - 0xFEE0 for r in ((0xFF10, 0xFF19), (0xFF21, 0xFF3A), (0xFF41, 0xFF5A)) for c in range(r[0], r[1] + 1)}
+_FULL_WIDTH[0xFF0D] = ord("-")
+_HAN_DIGITS = re.compile(r"[零〇一二三四五六七八九]{3,}")
+_HAN_DIGIT = str.maketrans("零〇一二三四五六七八九", "00123456789")
+
+
+def _plain(text: str) -> str:
+    """The text as the rules read it, character for character (offsets unchanged): full-width
+    letters and digits as ASCII (ＴｏｋｙｏＧａｔｅ２０２４, ５８２０４６ come from phones' IMEs) and a
+    run of three or more Chinese digits as digits (现在是七三九一五八)."""
+    return _HAN_DIGITS.sub(lambda m: m.group().translate(_HAN_DIGIT), text.translate(_FULL_WIDTH))
+
+
 def find_secrets(text: str) -> list[SecretMatch]:
     """Find passwords, codes, keys and other secrets in a text.
 
@@ -527,6 +565,14 @@ def find_secrets(text: str) -> list[SecretMatch]:
         Non-overlapping matches of the secret values in text order; on overlap the kind higher
         in the module table wins. Placeholders already in the text never match.
     """
+    plain = _plain(text)
+    if plain == text:
+        return _find(text)
+    return [SecretMatch(f.kind, f.start, f.end, text[f.start : f.end]) for f in _find(plain)]
+
+
+def _find(text: str) -> list[SecretMatch]:
+    """:func:`find_secrets` on text already made plain."""
     taken = _Taken([m.span() for m in _PLACEHOLDER_RE.finditer(text)])
     found: list[SecretMatch] = []
     for rule in _RULES:

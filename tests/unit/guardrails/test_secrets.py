@@ -154,12 +154,38 @@ def test_placeholders_never_match(placeholder: str) -> None:
             "private_key",
             "0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318",
         ),
+        # full-width and Chinese digits are read as digits; the value is returned as written
+        ("老婆的手机解锁码 ５８２０４６，她让我导照片", "access_code", "５８２０４６"),
+        ("保险箱密码变了，现在是七三九一五八", "access_code", "七三九一五八"),
+        ("my debit card PIN is four nine one six, don't judge me", "access_code", "four nine one six"),
+        ("到我家楼下先按 0528 再按#号，门就开了", "access_code", "0528"),
     ],
 )
 def test_kind_of_representative_cases(text: str, kind: str, value: str) -> None:
     matches = find_secrets(text)
     assert [(m.kind, m.text) for m in matches] == [(kind, value)]
     assert text[matches[0].start : matches[0].end] == value
+
+
+def test_the_code_after_a_pasted_card_number_and_expiry_is_its_cvv() -> None:
+    found = find_secrets("visa 4024 0071 5839 2216, 09/29, 348, billing zip 60614")
+    assert [(m.kind, m.text) for m in found] == [("card_number", "4024 0071 5839 2216"), ("cvv", "348")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "这个型号的保险箱 D-63K，出厂默认密码怎么改？",
+        "Flight UA 837 departs SFO at 11:05, gate G98. remind me 3 hours before",
+        "my ETH receiving address is 0x3F9a2C7e81D44b6a9E05c72d1B8f4A63b2C1d0E9, friends can send to that right?",
+        "docker-compose 里 DB_PASSWORD=${DB_PASSWORD} 这种写法是从环境变量里读取吧？",
+        "why do sites block passwords like 123456 or password1? curious",
+        "auth.log: sshd[2291]: Failed password for invalid user oracle from 198.51.100.23 port 51422 ssh2",
+        "服务器日志：login failed for user=admin ip=10.0.0.5 reason=bad_password attempts=3",
+    ],
+)
+def test_models_logs_addresses_and_examples_are_not_secrets(text: str) -> None:
+    assert find_secrets(text) == []
 
 
 def test_value_stops_at_han_and_punctuation() -> None:

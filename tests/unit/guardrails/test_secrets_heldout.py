@@ -17,11 +17,12 @@ import pytest
 from tianma.guardrails.secrets import find_secrets, storable
 
 CORPORA = Path(__file__).resolve().parents[2] / "fixtures" / "secrets"
-LIMITS = {"heldout": (1, 0), "blind": (13, 4), "fresh": (16, 1)}
+LIMITS = {"heldout": (1, 0), "blind": (12, 3), "fresh": (14, 1), "sixth": (2, 0)}
 """Corpus → (messages with a value left in the stored text, near misses in which something was
 taken for a secret), measured 2026-12-02 (with ``secret_context``); blind 14 → 13 and fresh 17 → 16
-with ``secret_answers`` (2026-12-03)."""
-SIZES = {"heldout": 120, "blind": 120, "fresh": 160}
+with ``secret_answers``; then the rules from ``sixth/``'s misses: blind 13 → 12 (cut 4 → 3), fresh
+16 → 14, sixth 22 → 2 (cut 11 → 0) (2026-12-03)."""
+SIZES = {"heldout": 120, "blind": 120, "fresh": 160, "sixth": 160}
 
 
 def _load(corpus: str, name: str) -> list[dict[str, Any]]:
@@ -57,6 +58,10 @@ def test_the_independent_corpora_do_not_get_worse(corpus: str) -> None:
         "passwords:\n- a b1\n" * 10000,
         "security questions: first pet: Biscuit\n" * 5000,
         "curl " * 20000,
+        "PIN is four " * 20000,
+        "star 1 " * 20000,
+        "abc." * 50000 + "12",
+        "wallet " * 20000,
         "".join(random.Random(1).choice(string.ascii_letters + string.digits + " .,:;=-_/") for _ in range(900_000)),
     ],
     ids=[
@@ -74,6 +79,10 @@ def test_the_independent_corpora_do_not_get_worse(corpus: str) -> None:
         "listed",
         "answers",
         "curl",
+        "spelled",
+        "keypad",
+        "dotted",
+        "wallets",
         "random",
     ],
 )
