@@ -172,22 +172,6 @@ def test_the_code_after_a_pasted_card_number_and_expiry_is_its_cvv() -> None:
     assert [(m.kind, m.text) for m in found] == [("card_number", "4024 0071 5839 2216"), ("cvv", "348")]
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "这个型号的保险箱 D-63K，出厂默认密码怎么改？",
-        "Flight UA 837 departs SFO at 11:05, gate G98. remind me 3 hours before",
-        "my ETH receiving address is 0x3F9a2C7e81D44b6a9E05c72d1B8f4A63b2C1d0E9, friends can send to that right?",
-        "docker-compose 里 DB_PASSWORD=${DB_PASSWORD} 这种写法是从环境变量里读取吧？",
-        "why do sites block passwords like 123456 or password1? curious",
-        "auth.log: sshd[2291]: Failed password for invalid user oracle from 198.51.100.23 port 51422 ssh2",
-        "服务器日志：login failed for user=admin ip=10.0.0.5 reason=bad_password attempts=3",
-    ],
-)
-def test_models_logs_addresses_and_examples_are_not_secrets(text: str) -> None:
-    assert find_secrets(text) == []
-
-
 def test_value_stops_at_han_and_punctuation() -> None:
     assert redact_secrets("密码是abc123xyz，记住")[0] == "密码是[密码已删除/password removed]，记住"
     assert redact_secrets("密码是abc123xyz记住了吗")[0] == "密码是[密码已删除/password removed]记住了吗"
@@ -213,6 +197,14 @@ def test_value_stops_at_han_and_punctuation() -> None:
         "I forgot the answer to my security question",
         "the security question was about my first school, the answer escapes me",
         "there are three numbers on the back of the card, what are they for?",
+        # a product's model, a flight's gate, a public address, a variable, examples, log lines
+        "这个型号的保险箱 D-63K，出厂默认密码怎么改？",
+        "Flight UA 837 departs SFO at 11:05, gate G98. remind me 3 hours before",
+        "my ETH receiving address is 0x3F9a2C7e81D44b6a9E05c72d1B8f4A63b2C1d0E9, friends can send to that right?",
+        "docker-compose 里 DB_PASSWORD=${DB_PASSWORD} 这种写法是从环境变量里读取吧？",
+        "why do sites block passwords like 123456 or password1? curious",
+        "auth.log: sshd[2291]: Failed password for invalid user oracle from 198.51.100.23 port 51422 ssh2",
+        "服务器日志：login failed for user=admin ip=10.0.0.5 reason=bad_password attempts=3",
     ],
 )
 def test_code_and_talk_about_secrets_are_not_secrets(text: str) -> None:
