@@ -206,6 +206,16 @@ def test_a_wish_until_a_day_or_for_the_next_days_expires(text: str, period: str)
     assert cue is not None and cue.period == period
 
 
+@pytest.mark.parametrize(
+    ("text", "reversal"),
+    [("Weirdly I'm all about serifs now.", True), ("My partner moved in, so portions for two now.", True),
+     ("I'm swamped right now, keep it short", False), ("Short answers for now, please", False)],
+)
+def test_a_state_said_to_hold_now_is_a_change(text: str, reversal: bool) -> None:
+    cue = classify_statement(text)
+    assert cue is not None and cue.reversal is reversal
+
+
 @pytest.mark.parametrize("text", ["New rotation came out. I work Thursday through Saturday now.", "排班改了 我周四到周六上班 约事别排那几天"])
 def test_a_range_of_weekdays_is_a_schedule_not_a_deadline(text: str) -> None:
     cue = classify_statement(text)
