@@ -49,15 +49,16 @@ _ANSWER_VALUE = r"['\"“‘]?(?P<v>[A-Z][A-Za-z'’-]*(?:\s+[A-Z][A-Za-z'’-]*
 QUOTED_QUESTION = re.compile(
     r"['\"“‘](?i:what|who|where|which|in what|name of)[^'\"”’\n]{3,80}[?？]?['\"”’]\s*,?\s*"
     r"(?:(?:I|i)\s+(?:put|used|wrote|typed|said|set|answered)\s+"
-    r"|(?:the\s+|my\s+)?answer\s+(?:(?:I|i)\s+(?:used|gave|put|set|chose)\s+)?(?:is|was)\s+)" + _ANSWER_VALUE
+    r"|(?:the\s+)?answer\s+(?:I|i)\s+(?:used|gave|put|set|chose)\s+(?:is|was)\s+|my\s+answer\s+(?:is|was)\s+)" + _ANSWER_VALUE
 )
 ANSWER_FOR_QUOTED = re.compile(
-    r"(?<![A-Za-z])answer\s+(?:(?:I|i)\s+(?:used|gave|put|set|chose)\s+)?(?:for|to)\s+['\"“‘][^'\"”’\n]{3,80}['\"”’]"
-    r"\s+(?:is|was)\s+" + _ANSWER_VALUE
+    r"(?:(?<![A-Za-z])(?:my|our|his|her|their)\s+|['’]s\s+)answer\s+(?:(?:I|i)\s+(?:used|gave|put|set|chose)\s+)?"
+    r"(?:for|to)\s+['\"“‘][^'\"”’\n]{3,80}['\"”’]\s+(?:is|was)\s+" + _ANSWER_VALUE
 )
 """An answer given for a quoted security question (this and :data:`QUOTED_QUESTION`), before or
-after the question: “'first pet?' I put Biscuit”, “For "What was the make of your first car?" the answer I used is "Oldsmobile Cutlass"”,
-“my bank's answer for 'city where your parents met' is Kalamazoo”."""
+after the question: “'first pet?' I put Biscuit”, “For "What was the make of your first car?" the
+answer I used is "Oldsmobile Cutlass"”, “my bank's answer for 'city where your parents met' is
+Kalamazoo”. Someone's answer, not “the answer”: a quiz question in quotes holds no secret."""
 _NAMED = re.compile(r"密码|口令|PIN|(?<![A-Za-z])(?:password|passcode|pin|code)(?![A-Za-z])", re.IGNORECASE)
 CHANGED_TO = re.compile(
     rf"(?:改成|换成|改为|设成|设为|变成|(?<![A-Za-z])(?:changed|switched|set)(?:{_SP}+it)?{_SP}+to(?![A-Za-z]))"

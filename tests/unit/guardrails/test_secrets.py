@@ -198,6 +198,8 @@ def test_value_stops_at_han_and_punctuation() -> None:
         "the security question was about my first school, the answer escapes me",
         "there are three numbers on the back of the card, what are they for?",
         # a product's model, a flight's gate, a public address, a variable, examples, log lines
+        "For the quiz: 'What is the largest planet?' The answer is Jupiter, right?",
+        "the answer for 'largest planet' is Jupiter",
         "这个型号的保险箱 D-63K，出厂默认密码怎么改？",
         "Flight UA 837 departs SFO at 11:05, gate G98. remind me 3 hours before",
         "my ETH receiving address is 0x3F9a2C7e81D44b6a9E05c72d1B8f4A63b2C1d0E9, friends can send to that right?",
