@@ -127,13 +127,20 @@ def _a_code(text: str, m: re.Match[str]) -> bool:
     digits = re.sub(r"[-#]", "", m.group("v"))
     trivial = len(set(digits)) == 1 or digits in "01234567890" or digits in "9876543210"
     year = _YEAR.fullmatch(digits) is not None and _IN_BEFORE.search(text, 0, m.start()) is not None
+    short_after_phone = len(digits) <= 6 and _PHONE_BEFORE.search(text, max(0, m.start() - 16), m.start()) is not None
     return not (
         trivial
         or year
         or MEASURE.match(text, m.end())
         or _AFTER_A_NUMBER.match(text, m.end())
-        or _named_otherwise(text, m.start())
+        or (_named_otherwise(text, m.start()) and not short_after_phone)
     )
+
+
+_PHONE_BEFORE = re.compile(r"(?:手机上?|(?<![A-Za-z])(?i:(?:my|your|her|his|their)\s+phone))(?:\s*(?:是|为|is|:|：))?[^A-Za-z0-9]{0,2}$")
+"""Someone's phone named just before: its number has seven digits or more, so a shorter one is a
+code sent to it (“the code it sends now comes to my phone: 774120”); a hotline keeps its five
+(客服电话 95588)."""
 
 
 _WEAK_NAMES_ONLY = re.compile(

@@ -159,6 +159,7 @@ def test_placeholders_never_match(placeholder: str) -> None:
         ("保险箱密码变了，现在是七三九一五八", "access_code", "七三九一五八"),
         ("my debit card PIN is four nine one six, don't judge me", "access_code", "four nine one six"),
         ("到我家楼下先按 0528 再按#号，门就开了", "access_code", "0528"),
+        ("her password's gone but the code it sends now comes to my phone: 774120", "access_code", "774120"),
     ],
 )
 def test_kind_of_representative_cases(text: str, kind: str, value: str) -> None:

@@ -17,11 +17,11 @@ import pytest
 from tianma.guardrails.secrets import find_secrets, storable
 
 CORPORA = Path(__file__).resolve().parents[2] / "fixtures" / "secrets"
-LIMITS = {"heldout": (1, 0), "blind": (12, 3), "fresh": (14, 1), "sixth": (2, 0)}
+LIMITS = {"heldout": (1, 0), "blind": (12, 3), "fresh": (13, 1), "sixth": (1, 0)}
 """Corpus → (messages with a value left in the stored text, near misses in which something was
 taken for a secret), measured 2026-12-02 (with ``secret_context``); blind 14 → 13 and fresh 17 → 16
 with ``secret_answers``; then the rules from ``sixth/``'s misses: blind 13 → 12 (cut 4 → 3), fresh
-16 → 14, sixth 22 → 2 (cut 11 → 0) (2026-12-03)."""
+16 → 13, sixth 22 → 1 (cut 11 → 0) (2026-12-03)."""
 SIZES = {"heldout": 120, "blind": 120, "fresh": 160, "sixth": 160}
 
 
