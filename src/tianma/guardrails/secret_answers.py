@@ -11,6 +11,14 @@ what they left.
 An answer is a plain word or a name, so no shape tells it from the words around it: the sentence
 goes whole (“[密保答案已删除/security answer removed]”). Losing a sentence that only talked about
 a security question costs little; keeping an answer costs the account.
+
+:func:`topic_answers` takes the answers of the questions banks and sites ask (:data:`TOPIC`:
+母亲的姓名, 第一辆车, 最喜欢的电影, first pet, city you were born in, street we grew up on …) in a
+message that is about an account (:data:`ACCOUNT`: 银行, 账号, 注册, 找回, bank, account, security
+question …): each “topic: answer” (also ——, —, =, “ - ”), and the answer given by a verb of
+filling one in (我填的旺财, 随便填了个…, “I said Larchmont”, “I put Rex”). An English answer so
+given starts with a capital; a topic said in passing (“my first car was a Corolla”) with no
+separator or verb of filling in gives nothing.
 """
 
 from __future__ import annotations
@@ -78,4 +86,59 @@ def answer_sentences(text: str) -> list[Span]:
             continue
         lead = len(sentence) - len(sentence.lstrip())
         out.append((start + lead, start + len(sentence.rstrip("。！!.\n "))))
+    return out
+
+
+_TOPIC_END = r"(?=[:：=\-—\s是，,。；;]|$)"
+TOPIC = re.compile(
+    r"(?:母亲|妈妈|母親|父亲|爸爸|父親|配偶|爱人)的?(?:姓名|名字|生日|出生地|娘家姓|小名)"
+    rf"|第一(?:只|个|辆|部|所|位)[\u4e00-\u9fff]{{1,4}}?的?(?:名字|品牌|名称|型号)?{_TOPIC_END}"
+    rf"|最喜欢的[\u4e00-\u9fff]{{1,4}}?{_TOPIC_END}|出生(?:地|的?城市|的?医院)|(?:小学|初中|高中)(?:的?名字|名称|校名)?"
+    r"|班主任的?(?:名字|姓名)?|童年(?:的)?(?:好友|伙伴|玩伴|街道|小名|绰号)|宠物(?:的?名字)?|"
+    r"\b(?:(?:mother|mom|mum|father|dad)['’]?s?\s+(?:maiden|middle|first)\s+name"
+    r"|(?:first|childhood|oldest|eldest|favou?rite)\s+(?:pet|dog|cat|car|school|teacher|boss|job|(?:best\s+)?friend|concert"
+    r"|album|book|movie|film|band|street|nickname|hero|toy|sports?\s+team|restaurant|vacation|holiday)(?:['’]s\s+name)?"
+    r"|(?:city|town|hospital|place)\s+(?:you\s+were|i\s+was|where\s+(?:you|i)\s+(?:were|was))\s+born(?:\s+in)?"
+    r"|(?:street|road|town)\s+(?:you|we|i)\s+grew\s+up\s+(?:on|in)|dream\s+job|high\s+school\s+mascot)\b",
+    re.IGNORECASE,
+)
+"""The questions banks and sites ask for an account's recovery."""
+
+ACCOUNT = re.compile(
+    r"密保|安全问题|保密问题|密码提示|提示问题|银行|招行|工行|建行|农行|网银|账号|帐号|账户|帳戶|注册|找回|登录|登陆|验证"
+    r"|\b(?:bank(?:['’]s)?|account|apple\s*id|icloud|login|log\s*in|sign(?:ed)?\s*up|verification|recovery"
+    r"|security|secret\s+(?:question|answer)s?|maiden\s+name)\b",
+    re.IGNORECASE,
+)
+"""A message about an account, where a topic of :data:`TOPIC` is a security question."""
+
+_SEP_ANSWER = re.compile(r"\s*(?:[:：=]|——|—|–|\s-\s)\s*[“\"'「]?(?P<v>[^\n，,。；;！!？?（）()“”\"'「」]{1,40}?)\s*(?=[\n，,。；;！!？?（）()“”\"'「」]|\.(?:\s|$)|$)")
+_FILLED = re.compile(
+    r"(?:填了个?|填的是?|填成了?|设的是?|设成了?|写的是|答的是?|回答的是?)\s*[“\"「]?(?P<v>[^\s，。！？；、,;!?（）()“”\"'「」]{1,20})"
+    r"|\bI\s+(?:put|used|answered|said|wrote|typed|entered|gave|chose|picked)\s+(?:in\s+|down\s+)?[\"“']?"
+    r"(?P<en>[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*){0,2})"
+)
+_ASKED = re.compile(r"[?？]|什么|啥|吗|\b(?:what|which|who|how)\b", re.IGNORECASE)
+_UNSURE = re.compile(r"忘|不记得|记不清|还是|或者|\b(?:forg[eo]t|don['’]t\s+remember|or)\b", re.IGNORECASE)
+"""A clause that does not know the answer (“忘了当时写的全称还是简称”) gives none."""
+NEAR = 40
+"""A verb of filling in gives the answer of a topic at most this many characters before or after it."""
+_CLAUSE_END = re.compile(r"[\n，,。；;！!？?]")
+
+
+def topic_answers(text: str) -> list[Span]:
+    """The answers of :data:`TOPIC` questions a message about an account gives (module text)."""
+    if not ACCOUNT.search(text) or not (topics := list(TOPIC.finditer(text))):
+        return []
+    out: list[Span] = []
+    for topic in topics:
+        answer = _SEP_ANSWER.match(text, topic.end())
+        if answer is not None and not _ASKED.search(answer.group("v")):
+            out.append(answer.span("v"))
+    for filled in _FILLED.finditer(text):
+        group = "v" if filled.group("v") else "en"
+        start = max((m.end() for m in _CLAUSE_END.finditer(text, 0, filled.start())), default=0)
+        near = any(t.end() > filled.start() - NEAR and t.start() < filled.end() + NEAR for t in topics)
+        if near and not _ASKED.search(filled.group(group)) and not _UNSURE.search(text, start, filled.end(group)):
+            out.append(filled.span(group))
     return out

@@ -584,7 +584,8 @@ def _find(text: str) -> list[SecretMatch]:
     loose = [("access_code", span) for span in [*shapes.listed_codes(text), *shapes.sibling_numbers(text, codes_found),
                                                  *lists.in_sentence_of_a_secret(text, codes_found)]]
     loose += [("password", span) for span in lists.listed_passwords(text)]
-    loose += [("security_answer", span) for span in [*shapes.quoted_answers(text), *lists.listed_answers(text)]]
+    loose += [("security_answer", span)
+              for span in [*shapes.quoted_answers(text), *lists.listed_answers(text), *answers.topic_answers(text)]]
     loose += context.near_a_name(text)  # whatever the rules above left near a secret's name
     found += [SecretMatch(kind, a, b, text[a:b]) for kind, (a, b) in loose if taken.add(a, b)]
     # last: a sentence that gives a security answer none of them took

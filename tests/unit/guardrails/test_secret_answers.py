@@ -49,3 +49,35 @@ def test_a_sentence_an_exact_rule_already_cut_is_not_taken_again() -> None:
     redacted, _ = redact_secrets(text)
     assert "小黑" not in redacted
     assert redacted.startswith("银行卡安全问题的答案：[")  # the exact rule's cut, the words before it stay
+
+
+@pytest.mark.parametrize(
+    ("text", "values"),
+    [
+        ("农行的验证问题：父亲的名字——王建国；第一所学校——实验小学", ["王建国", "实验小学"]),
+        ("for my apple id security questions: dream job - astronaut, first concert - Coldplay", ["astronaut", "Coldplay"]),
+        ("Bank login stuff. First pet: Biscuit. Street we grew up on: Elm Row.", ["Biscuit", "Elm Row"]),
+        ("注册邮箱那会儿它问最喜欢的歌手，我随便填了个周杰伦，找回密码要用", ["周杰伦"]),
+        ("网银问我宠物叫啥 我填的旺财", ["旺财"]),
+        ("The bank asked for my favourite teacher and I put Hargreaves, don't let me forget", ["Hargreaves"]),
+    ],
+)
+def test_answers_to_the_usual_questions_of_an_account_are_removed(text: str, values: list[str]) -> None:
+    redacted, found = redact_secrets(text)
+    for value in values:
+        assert value not in redacted
+    assert {f.kind for f in found} == {"security_answer"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My first car was a Corolla and the bank wants a deposit for the next one",
+        "第一辆车：捷达，开了十年，现在想换辆新的",  # a topic with an answer, but nothing of an account
+        "银行问我最喜欢的颜色是什么，我忘了当时填的红色还是蓝色",  # unsure which
+        "Favourite film: Arrival. What should I watch next?",
+        "我在银行填的是开户申请表，第一次去",  # filled in a form, no question of an account's recovery
+    ],
+)
+def test_the_usual_topics_said_in_passing_keep_their_words(text: str) -> None:
+    assert find_secrets(text) == []

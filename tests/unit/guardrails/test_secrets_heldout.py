@@ -17,11 +17,12 @@ import pytest
 from tianma.guardrails.secrets import find_secrets, storable
 
 CORPORA = Path(__file__).resolve().parents[2] / "fixtures" / "secrets"
-LIMITS = {"heldout": (1, 0), "blind": (12, 3), "fresh": (13, 1), "sixth": (1, 0)}
+LIMITS = {"heldout": (1, 0), "blind": (12, 3), "fresh": (9, 1), "sixth": (1, 0)}
 """Corpus → (messages with a value left in the stored text, near misses in which something was
 taken for a secret), measured 2026-12-02 (with ``secret_context``); blind 14 → 13 and fresh 17 → 16
 with ``secret_answers``; then the rules from ``sixth/``'s misses: blind 13 → 12 (cut 4 → 3), fresh
-16 → 13, sixth 22 → 1 (cut 11 → 0) (2026-12-03)."""
+16 → 13, sixth 22 → 1 (cut 11 → 0) (2026-12-03); the answers of the usual questions of an account
+(``secret_answers.topic_answers``): fresh 13 → 9, blind unchanged (2026-12-04)."""
 SIZES = {"heldout": 120, "blind": 120, "fresh": 160, "sixth": 160}
 
 
