@@ -31,8 +31,8 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 # fmt: off
 ASPECTS: dict[str, re.Pattern[str]] = {
-    "detail": _rx(r"短|简短|简洁|简单点|精简|啰嗦|太长|长一点|长点|详细|详尽|展开|细一点|写全|写细|一句|两句|三句|几句|字以内|字数|篇幅|解释|讲解|原理|步骤|一步一步|过程|说重点|大段|长篇|一大坨|"
-                  r"\b(?:short|shorter|brief|briefly|concise|long(?!\s+(?:contract|time|day|days|week|weeks|run|runs|trip|trips|drive|flights?|term|walks?|way|distance|haul|shifts?|hours|commute|weekends?|story))|(?<!no )longer|lengthy|detailed|detail|thorough|verbose|succinct|tl;?dr|gist|sentences?|paragraphs?|"
+    "detail": _rx(r"(?<!苦)短(?!信|视频|途|期|发|裤|袖|板|剧)|简短|简洁|报数|公式|简单点|精简|啰嗦|太长|长一点|长点|详细|详尽|展开|细一点|写全|写细|一句|两句|三句|几句|字以内|字数|篇幅|解释|讲解|原理|步骤|一步一步|过程|说重点|大段|长篇|一大坨|"
+                  r"\b(?:short|shorter|brief|briefly|concise|long(?!\s+(?:contract|time|day|days|week|weeks|run|runs|trip|trips|drive|flights?|term|walks?|way|distance|haul|shifts?|hours|commute|weekends?|story|slow|cook\w*|bak\w*|meals?|recipes?|naps?|hikes?|rides?|baths?|lunch\w*|dinners?))|(?<!no )longer(?! than (?:\d|an?\b|one|two|three|five|ten|fifteen|twenty|thirty|half))|lengthy|detailed|detail|thorough|verbose|succinct|tl;?dr|gist|sentences?|paragraphs?|"
                   r"one-liners?|walk ?throughs?|in depth|depth|explain\w*|explanations?|preamble|step[- ]by[- ]step|line by line|reasoning|elaborate|summary|summar\w+)\b"),
     "format": _rx(r"格式|markdown|列表|表格|分点|要点|标题|加粗|编号|排版|符号|"
                   r"\b(?:markdown|bullets?|bullet points?|lists?|tables?|grid|headers?|headings?|bold|formatting|formatted|plain text|numbered|format|outline)\b"),
@@ -51,6 +51,8 @@ ASPECTS: dict[str, re.Pattern[str]] = {
     "spice": _rx(r"辣|川菜|湘菜|\b(?:spicy|spice|chil(?:l)?i|hot sauce|szechuan|sichuan)\b"),
     "sweet": _rx(r"甜|糖|\b(?:sweets?|sugar|sugary|desserts?|cakes?|candy)\b"),
     "diet": _rx(r"吃素|素食|素菜|荤|肉|海鲜|(?<!钓)鱼|蛋|奶|\b(?:vegetarian|vegan|meat|fish|seafood|pescatarian|plant-based|dairy|eggs?|beef|pork|chicken)\b"),
+    "cooking": _rx(r"做饭|做菜|下厨|烧菜|菜谱|食谱|烹饪|炖|煲汤|烤箱|空气炸锅|电饭煲|"
+                   r"\b(?:cook\w*|recipes?|meals?|meal prep|bak(?:e|es|ing)|roast\w*|stews?|slow cooker|instant pot|air fryer|oven)\b"),
     "allergy": _rx(r"过敏|\ballerg\w*"),
     "budget": _rx(r"预算|价位|价格|价钱|贵|便宜|省钱|花销|钱|穷|平价|实惠|性价比|(?:\d+|[一二三四五六七八九十两几百千万]+)\s*(?:块|元|万|千|刀|欧|镑)|超过[一二三四五六七八九十两几]?[百千万]|[$€£¥]\s?\d|"
                   r"\b(?:budget|price[ds]?|pricey|cheap|cheaper|expensive|afford\w*|spend\w*|cost|money|broke|bucks|splurge|pay for|subscriptions?|\d+k|free (?:or|and) open|free (?:tools?|apps?|software|versions?|options?|stuff))\b"),
@@ -89,13 +91,21 @@ DOMAINS = frozenset({"exercise", "media", "music", "code", "device"})
 wishes about units, long-run days and shoe budgets all say “run”."""
 
 
+KITCHEN = frozenset({"spice", "sweet", "diet", "allergy"})
+"""What is cooked: cooking shares a subject with each of these (“做菜给我推荐清淡少盐的” and “剁椒鱼头
+也能吃了” are one), while it is another subject than the length of an answer (“long slow cooking is
+fine now” is not “long thorough answers are good”)."""
+
+
 def relation(a: frozenset[str], b: frozenset[str]) -> bool | None:
     """True when two statements share a facet, False when both name facets and share none,
     None when either names none (the facets cannot tell). When both name a facet narrower than a
     domain (:data:`DOMAINS`), only those count: “long runs on Sundays now” and “up to $150 for running
-    shoes” share the domain, not the subject."""
+    shoes” share the domain, not the subject. Cooking shares with what is cooked (:data:`KITCHEN`)."""
     if not a or not b:
         return None
+    if ("cooking" in a and b & KITCHEN) or ("cooking" in b and a & KITCHEN):
+        return True
     narrow_a, narrow_b = a - DOMAINS, b - DOMAINS
     if narrow_a and narrow_b:
         return bool(narrow_a & narrow_b)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime, time, timedelta, tzinfo
 from typing import Literal
 
-from tianma.text.extract import RHETORICAL_WHERE, asserted_sentences
+from tianma.text.extract import LISTING_WHAT, RHETORICAL_WHERE, asserted_sentences
 from tianma.text.placeholders import SECRET_PLACEHOLDERS
 
 StatementKind = Literal["wish", "fact", "complaint", "mood"]
@@ -91,13 +91,15 @@ _STYLE_ORDER = _rx(r"^(?:请|你)?(?:用|写|回答|回复|分|按)[^，,]{0,10}
                    r"(?:answer|reply|respond|talk to me|explain things)(?: to me)?)\b.{0,30}\b(?:paragraphs?|bullet(?: point)?s?|lists?|numbered|prose|"
                    r"tables?|headings?|short|brief|concise|plain (?:english|language|words)|detailed|formal|casual|emojis?)\b")
 """An order about the form of answers (用分点回答 · Write it out in paragraphs) is a standing wish, not this turn's task."""
-_TOPIC_REQUEST = _rx(r"^(?!帮|给|请|你|我|麻烦|明天|后天|下周|下个|待会|等下|一会|上午|中午|下午|晚上|早上|今晚|今早)[\u4e00-\u9fff]{2,8}?(?:都|就|也)?(?:给我|帮我|跟我|对我)")
+_TOPIC_REQUEST = _rx(r"^(?!帮|给|请|你|我|麻烦|明天|后天|下周|下个|待会|等下|一会|上午|中午|下午|晚上|早上|今晚|今早)[\u4e00-\u9fff]{2,8}?(?:都|就|也)?(?:给我|帮我|(?:跟|对)我(?=说|讲|聊|解释|介绍|用|别|少|多|客气|直接))")
 """A request after its topic is a standing one: 住宿给我推便宜的青旅就行 · 术语给我翻成中文 (but
-帮我推荐个餐厅 and 明天给我订个酒店 are for one turn)."""
+帮我推荐个餐厅 and 明天给我订个酒店 are for one turn; 跟我 only when it says how to talk to me: 同事跟我换班
+is what happened)."""
 _HABIT = _rx(r"(?:的时候|时候|每当|凡是|只要是?)[^，,。]{0,20}?(?:请|就|都|要|得|用|写|给|别|不要|按|先|多|少)"
              r"|^(?:when(?:ever)?|any ?time|each time|every time) (?:you|I)\b[^,]*,")
 """A standing wish phrased as a habit: 给我写代码的时候注释写中文 · When you show me code, please use R."""
-_REMINDER_TIMES = _rx(r"(?:\breminders\b|\bremind me (?:of |about )?(?:stuff|things|everything)\b|提醒(?:我)?的事|要提醒的|提醒(?:都|就|挪|改|放|时间))"
+_REMINDER_TIMES = _rx(r"(?:\breminders\b|\bremind me (?:of |about )?(?:stuff|things|everything)\b"
+                      r"|\bremind me (?:of|about) (?:(?:my|his|her|our|their|the|all|any) )?(?:\w+ ){0,2}\w+s\b(?=.{0,30}\b(?:ahead|in advance|beforehand)\b)|提醒(?:我)?的事|要提醒的|提醒(?:都|就|挪|改|放|时间))"
                       r".{0,40}(?:\b(?:morning|evening|night|afternoon|noon|midday|\d{1,2}(?::\d\d)?\s*(?:am|pm)|before|after|ahead|in advance)\b|早上|晚上|上午|下午|中午|前一天|提前|点)"
                       r"|(?:\b(?:morning|evening|night|afternoon|\d{1,2}(?::\d\d)?\s*(?:am|pm))\b|早上|晚上|上午|下午|中午).{0,20}\b(?:for |w(?:ith|/)? )?reminders\b")
 """When reminders in general should come (“no reminders before 2pm pls”, “Late morning for reminders,
@@ -144,7 +146,8 @@ _CORRECTION = _rx(r"不对|错了|搞错|说错|记错|\b(?:that's wrong|that wa
 _SWITCH = _rx(r"改回|改成|改为|换成|换回|\b(?:switch(?: me)?(?: back)? to|go back to|change (?:it|that|this|them) to)\b")
 """A wish to change what was asked before (算了，还是改回先说结论吧 · Switch me back to metric)."""
 _PERMANENT_DAY = _rx(r"从今(?:天|日)(?:开始|起)|\b(?:starting today|from today|as of today)\b")
-_POLITE = _rx(r"^(?:can|could|would|will) you (?:please )?|^(?:能不能|可不可以|能否|可以|麻烦)(?:你)?(?:以后|今后|每次)")
+_POLITE = _rx(r"^(?:can|could|would|will) you (?:please )?|^(?:能不能|可不可以|能否|可以|麻烦)(?:你)?(?:以后|今后|每次)"
+              r"|^(?:能不能|可不可以|能否)(?:你)?(?=别|不要|少|不再)")
 _STYLE_ASK = _rx(r"^(?:你的?)?(回答|回复|说话|讲话)(?:能不能|可不可以|能否|可否)")
 """回答能不能分点列出来 asks for a way of answering from now on, not whether it can be done."""
 # fmt: on
@@ -158,7 +161,8 @@ def _never_a_statement(text: str) -> bool:
 
 def classify_statement(text: str) -> StatementCue | None:
     """The statement a user message makes, if it makes one (see the module table)."""
-    if _never_a_statement(text):
+    text = _I_MEAN.sub("", text)  # “我的意思是，点两杯奶茶” says again what it asked
+    if _never_a_statement(text) or _reminder_errand(text):
         return None
     sentences = asserted_sentences(text) + _polite_requests(text) or _asserted_clauses(text)
     if not sentences:
@@ -231,14 +235,14 @@ _ACK = _rx(r"^(?:好的|好滴|好嘞|谢|多谢|感谢|哈|呵|嘻|嗯|哦|噢|
            r"ok\b|okay|thank|thanks|thx|perfect|great|nice|cool|awesome|lovely|haha|ha\b|hah|lol|lmao|omg|sorry|brb|right,|fair|wow|yay|ugh|oops)")
 _SMALL_TALK = _rx(r"下雨|下雪|刮风|天凉|天冷|好冷|好热|太冷|太热|天气|空调|困死|zzz|"
                   r"\b(?:rain(?:ing|y)?|snow(?:ing)?|drizzl\w*|pouring|cold out|hot out|weather|sunny|grey|gray|coffee's|story of my life|back to it|i'm back)\b")
-_TASK = _rx(r"^(?:请|麻烦|你)?(?:帮我|给我|替我)?(?:推荐|写|做|安排|查|找|搜|订|规划|计划|解释|讲讲|讲一下|说说|分析|翻译|总结|算|计算|列|比较|介绍|想|出|改|看看|检查)"
+_TASK = _rx(r"^(?:请|麻烦|你)?(?:帮我|给我|替我)?(?:(?:发|回)(?:条|个|一条|一个|封|一封|段|一段)(?![^，,。]*(?:就行|就好|就可以|即可|就够))|推荐|写|做|安排|查|找|搜|订|规划|计划|解释|讲讲|讲一下|说说|分析|翻译|总结|算|计算|列|比较|介绍|想|出|改|看看|检查)"
             r"|^(?:please\s+)?(?:help|write|make|plan|find|search|look up|explain|tell me|give me|show me|suggest|recommend|translate|summari[sz]e|compare|list|draft|check|calculate|compute|create|generate|teach|walk me through"
             r"|re-?write|rephrase|paraphrase|convert|complete|continue|simplify|describe|design|implement|solve|fix|debug|refactor|optimi[sz]e|improve|edit|proofread|"
             r"act as|pretend|imagine|define|outline|classify|extract|analy[sz]e|evaluate|predict|simulate|compose|sort|count|build|provide|prepare|review)\b")
 
 
 _TASK_ANYWHERE = _rx(r"(?:推荐|帮我|给我|替我|订|(?<![0-9一二三四五六七八九十两几半])点|设|安排|排|挑|配|找|看看)(?:个|一个|一下|两个|一部|一杯|一款|些|点)?[^，,。]{0,12}吧?$|晚安|明天见|您好|你好|请教"
-                     r"|\b(?:remind me|set (?:up|something)|book|schedule|i need|need (?:a|an|some|something|to)|i want|i'd like|looking for|"
+                     r"|\b(?:remind me|set (?:up|something)|book|schedule|i need|need (?:a|an|some|something|to(?! be\b))|i want|i'd like|looking for|"
                      r"any (?:ideas|suggestions|tips)|talk to me|what's|how (?:do|should|can) i|where do i|good morning|morning)\b")
 
 
@@ -253,6 +257,19 @@ _SITUATION = _rx(r"明天|后天|大后天|下周|下个?星期|下个月|月底
 vegetarian. What should I cook?” stays a statement)."""
 _ERRAND = _rx(r"^(?:please\s+|pls\s+)?(?:set (?:up |something|a reminder|an alarm)|remind me|book|schedule|order)\b|^(?:请|麻烦)?(?:提醒我|帮我设|设个|订个|帮我订)")
 """An errand for this turn at the start of a message."""
+_REMINDER_ERRAND = _rx(r"^(?:请|麻烦你?|你)?(?:记得|记着|别忘了|到时候?)(?:提醒|叫)我(?!的事)"
+                      r"|^(?:please\s+|pls\s+)?(?:remember|don't forget) to remind me\b")
+"""“Remember to remind me of one thing” (记得提醒我给妈妈打电话): an errand, whatever 记得 says — unless
+it names its own recurrence or when reminders in general should come."""
+_I_MEAN = _rx(r"^\s*(?:我的意思是|我是说|我意思是|i mean|what i mean is|i meant)\s*[，,:：]?\s*")
+"""A lead that only says the message rephrases the last one (“我的意思是，…”, “I mean, …”): its “我的” is no fact about me."""
+_STANDING_WORDS = _rx(r"以后|今后|往后|每次|每回|总是|一律|永远|\b(?:from now on|going forward|always|every time|whenever)\b")
+
+
+def _reminder_errand(text: str) -> bool:
+    """A short message asking to be reminded of one thing (:data:`_REMINDER_ERRAND`)."""
+    return (_REMINDER_ERRAND.match(text.strip()) is not None and _terse(text)
+            and not (_RECURRING.search(text) or _REMINDER_TIMES.search(text) or _STANDING_WORDS.search(text)))
 
 
 def _only_context_of_a_request(text: str) -> bool:
@@ -294,6 +311,7 @@ def _asserted_clauses(text: str) -> list[str]:
         clauses = [c.strip() for c in _CLAUSES.split(sentence) if c.strip(" \t。！？!?")]
         if len(clauses) < 2:
             continue
+        clauses = [_TAG_AFTER.sub("", c) or c for c in clauses]  # 你回我的话控制在三句以内好不好 asks for it
         if _TAG.fullmatch(clauses[-1]):
             clauses = clauses[:-1]
         elif any(_asks(c) for c in clauses):
@@ -304,7 +322,9 @@ def _asserted_clauses(text: str) -> list[str]:
 
 _SENTENCES = re.compile(r"[^。！？!?\n]+[。！？!?]*")
 _TAG = _rx(r"(?:ok|okay|right|yeah|please|alright|好吗|行吗|可以吗|好不好|行不行|知道吗|听到没|记住了吗|懂吗|好嘛|行嘛)\s*[?？]*")
-_QUESTION_MARK = re.compile(rf"[?？]|吗|什么|怎么|(?<!不)咋|哪{RHETORICAL_WHERE}|啥|多少|要不要|是不是|能不能|会不会|有没有|可不可以|好不好|行不行|(?<=[\u4e00-\u9fff])(?<![也都还并就再决绝从])(?:不|没)(?=\s*(?:$|[，,。.！!~～]))|(?:^|[.!;,:\n(]\s*|\b(?:so|and|but|or|ok|okay|hey|also|btw|then|wonder|wondering|of|about|on|for|to|at|in|as to|explain|tell me|show me|know|decide|figure out|check|see)\s+)(?:what|whats|how|hows|where|wheres|which|who|why)\b", re.IGNORECASE)
+_TAG_AFTER = _rx(r"(?<=[\u4e00-\u9fff])(?:好吗|行吗|可以吗|好不好|行不行|好嘛|行嘛)\s*[?？]*$")
+"""A tag after a request in the same clause (…控制在三句以内好不好): the request is asked for, not asked about."""
+_QUESTION_MARK = re.compile(rf"[?？]|吗|什么{LISTING_WHAT}|怎么|(?<!不)咋|哪{RHETORICAL_WHERE}|啥|多少|要不要|是不是|能不能|会不会|有没有|可不可以|好不好|行不行|(?<=[\u4e00-\u9fff])(?<![也都还并就再决绝从])(?:不|没)(?=\s*(?:$|[，,。.！!~～]))|(?:^|[.!;,:\n(]\s*|\b(?:so|and|but|or|ok|okay|hey|also|btw|then|wonder|wondering|of|about|on|for|to|at|in|as to|explain|tell me|show me|know|decide|figure out|check|see)\s+)(?:what|whats|how|hows|where|wheres|which|who|why)\b", re.IGNORECASE)
 _NOT_ASKING = _rx(r"(?:(?<=别|甭|少)|(?<=不要|不用))([^，,。！!？?\s]{0,4})什么|(?:看|管|论)好不好|(?<=回答|回复|说话)(?:能不能|可不可以|能否)|^(?:你)?(?:能不能|可不可以|能否)(?=别|不要|少)")
 """什么 after a prohibition is “any such” (别写什么亚马逊物流), and 看好不好 is “whether it is good”
 (别光看好不好), 回答能不能分点 asks for a way of answering and 能不能别… asks the assistant to stop something: none of
@@ -384,7 +404,8 @@ def says_it_lasts(text: str) -> bool:
 
 def _period(text: str, kind: StatementKind, moody: bool = False) -> Period | None:
     """How long a statement holds; ``moody``: a clause of it is a passing state (“I've got a
-    migraine, keep it brief”): a wish made from one lasts that day unless it says it lasts."""
+    migraine, keep it brief”): a wish made from one lasts that day unless it says it lasts or the
+    state recurs (“每天读paper读到吐，回答用中文就好”)."""
     if _PERMANENT_DAY.search(text):
         return None
     if _LASTING.search(text) and kind != "mood":
@@ -393,7 +414,7 @@ def _period(text: str, kind: StatementKind, moody: bool = False) -> Period | Non
         return "week"
     if _DAYS.search(text):
         return "days"
-    if _DAY.search(text) or kind == "mood" or moody:
+    if _DAY.search(text) or kind == "mood" or (moody and not _RECURRING.search(text)):  # 每天读paper读到吐: a habit
         return "day"
     return None
 

@@ -30,6 +30,10 @@ from tianma.policies.aspects import aspects, relation
         ("London time please", "timezone"),
         ("godot only", "engine"),
         ("C# examples", "code"),
+        ("fast meals only, 15 mins max", "cooking"),
+        ("菜谱给我推快手的", "cooking"),
+        ("算账直接报数", "detail"),
+        ("别列公式", "detail"),
     ],
 )
 def test_a_statement_names_its_facet(text: str, facet: str) -> None:
@@ -58,6 +62,10 @@ def test_a_shared_domain_does_not_join_two_narrower_facets() -> None:
         ("周末去钓鱼", "diet"),  # fishing, not fish on a plate
         ("it no longer matters", "detail"),
         ("a long day at work", "detail"),
+        ("long slow cooking is fine now", "detail"),  # a way of cooking, not the length of an answer
+        ("anything that takes longer than 15 min to cook is a no", "detail"),  # a duration
+        ("不控糖了，人生苦短，奶茶全糖", "detail"),  # an idiom: life is short
+        ("多推点短视频", "detail"),
         ("open source tools only", "sources"),
     ],
 )
@@ -69,3 +77,12 @@ def test_explanations_and_walkthroughs_name_the_detail_of_an_answer() -> None:
     assert "detail" in aspects("ok the junior's up to speed. back to bare code, no explanations")
     assert "detail" in aspects("no more walkthroughs, just the snippet again")
     assert "detail" not in aspects("no medical jargon, explanations in plain words")  # register, not length
+
+
+def test_cooking_and_the_length_of_answers_are_two_subjects() -> None:
+    assert relation(aspects("long slow cooking is fine now"), aspects("long thorough answers are good")) is False
+
+
+def test_cooking_shares_a_subject_with_what_is_cooked() -> None:
+    assert relation(aspects("做菜给我推荐清淡少盐的"), aspects("剁椒鱼头也能吃了，辣的尽管推荐")) is True
+    assert relation(aspects("vegetarian recipes only"), aspects("I eat meat again")) is True

@@ -285,3 +285,47 @@ def test_where_in_cannot_bear_or_afford_asks_nothing() -> None:
     assert cue is not None and cue.kind == "complaint"
     assert cue.period is None  # the pain a past answer caused is no passing mood
     assert _asks("哪里买得到这种书") and not _asks("我们小店哪用得起")
+
+
+@pytest.mark.parametrize("text", ["记得提醒我给妈妈打电话", "别忘了提醒我交这个月的房租", "remember to remind me to call my mom"])
+def test_remember_to_remind_me_of_one_thing_is_an_errand(text: str) -> None:
+    assert classify_statement(text) is None
+
+
+@pytest.mark.parametrize("text", ["记得每个月提醒我交房租", "记得以后提醒我早点睡", "remind me about his vaccine appointments a week ahead"])
+def test_reminders_that_recur_or_come_ahead_of_a_kind_of_thing_are_standing(text: str) -> None:
+    cue = classify_statement(text)
+    assert cue is not None and cue.period is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["你回我的话控制在三句以内好不好，太长了我真看不进去",  # a tag after a request asks for it
+     "能不能别老在回复里加表情和'宝子'这种词，正经说话就行",  # 能不能别… asks the assistant to stop
+     "你以后回答我的时候别夹英文单词，什么APP、OK、Wi-Fi的，都换成中文说法。今天降温了没有？"],  # 什么 + a list: “things like”
+)
+def test_requests_that_look_like_questions_are_read(text: str) -> None:
+    assert classify_statement(text) is not None
+
+
+def test_a_mood_that_recurs_does_not_scope_the_wish_beside_it() -> None:
+    cue = classify_statement("回答用中文就好，别全英文了，每天读paper读到吐，回来还看英文真的会崩溃")
+    assert cue is not None and cue.kind == "wish" and cue.period is None
+    cue = classify_statement("今天读paper读到吐，回答用中文就好")
+    assert cue is not None and cue.period == "day"
+
+
+def test_what_a_thing_needs_to_be_is_no_task() -> None:
+    assert classify_statement("recipes need to be under 15 min total, we have zero time") is not None
+    assert _asks("别发表情什么的") is False and _asks("你喜欢什么颜色的") is True
+
+
+@pytest.mark.parametrize("text", ["同事跟我换班帮了大忙，发条消息谢谢她", "我的意思是，点两杯奶茶，我和室友一人一杯",
+                                  "老板升职了，发个朋友圈祝贺一下"])
+def test_a_task_with_what_happened_around_it_is_no_statement(text: str) -> None:
+    assert classify_statement(text) is None
+
+
+@pytest.mark.parametrize("text", ["以后跟我说话直接点", "提醒别弄闹钟 发条消息就行", "我的意思是，以后回答短一点"])
+def test_how_to_talk_to_me_and_a_way_that_is_enough_are_still_statements(text: str) -> None:
+    assert classify_statement(text) is not None
