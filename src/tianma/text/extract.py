@@ -70,8 +70,9 @@ _E = r"(?=$|[\s,，。.!！;；~～]|以后|今后)"
 
 RHETORICAL_WHERE = r"(?![里儿]?[\u4e00-\u9fff]{1,2}得(?:了|起|消|住|下|动|惯|着))"
 """哪 before “can bear / can afford” (我这胃哪受得了, 小店哪用得起, 哪吃得消) says “cannot”; it asks nothing."""
-LISTING_WHAT = r"(?!的|[^，,。？?！!]{1,20}(?:、|之类))"
-"""什么 before 的 (“and so on”: 别发表情什么的) or before a list (什么APP、OK、Wi-Fi的 = “things like”) asks nothing."""
+LISTING_WHAT = r"(?!(?<![干做是搞为用]什么)的|[^，,。？?！!]{1,20}(?:、|之类))"
+"""什么 before 的 (“and so on”: 别发表情什么的 — but 这是干什么的 asks) or before a list (什么APP、OK、Wi-Fi的 =
+“things like”) asks nothing."""
 _QUESTION = _rx(rf"[?？]|吗|什么{LISTING_WHAT}|怎么|(?<!不)咋|为什么|为啥|哪(?![里儿个样]?都){RHETORICAL_WHERE}|谁(?!都)|(?<!没)啥(?![的都])|难道|是不是|有没有|能不能|要不要|会不会|(?<!不)对不对|可不可以|好不好|几点|"
                 r"多少(?!有[点些])|么$|呢$"
                 r"|^(?:what|whats|where|wheres|who|whos|whose|why|how|hows|which|do(?! not)|does|did|didn't|doesn't|is|isn't|are|aren't|am|was|were|can|could|would|will|won't|should|have|has)\b"

@@ -318,6 +318,7 @@ def test_a_mood_that_recurs_does_not_scope_the_wish_beside_it() -> None:
 def test_what_a_thing_needs_to_be_is_no_task() -> None:
     assert classify_statement("recipes need to be under 15 min total, we have zero time") is not None
     assert _asks("别发表情什么的") is False and _asks("你喜欢什么颜色的") is True
+    assert _asks("这是干什么的") is True  # what is it for
 
 
 @pytest.mark.parametrize("text", ["同事跟我换班帮了大忙，发条消息谢谢她", "我的意思是，点两杯奶茶，我和室友一人一杯",
