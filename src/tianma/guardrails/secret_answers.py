@@ -24,6 +24,7 @@ separator or verb of filling in gives nothing.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 
 Span = tuple[int, int]
 
@@ -135,10 +136,19 @@ def topic_answers(text: str) -> list[Span]:
         answer = _SEP_ANSWER.match(text, topic.end())
         if answer is not None and not _ASKED.search(answer.group("v")):
             out.append(answer.span("v"))
+    # each found once, then looked up per verb (a scan per verb was quadratic on a huge message)
+    topic_ends = [t.end() for t in topics]
+    clause_ends = [m.end() for m in _CLAUSE_END.finditer(text)]
+    unsure = [m.span() for m in _UNSURE.finditer(text)]
     for filled in _FILLED.finditer(text):
         group = "v" if filled.group("v") else "en"
-        start = max((m.end() for m in _CLAUSE_END.finditer(text, 0, filled.start())), default=0)
-        near = any(t.end() > filled.start() - NEAR and t.start() < filled.end() + NEAR for t in topics)
-        if near and not _ASKED.search(filled.group(group)) and not _UNSURE.search(text, start, filled.end(group)):
+        first = bisect_right(topic_ends, filled.start() - NEAR)  # topics are in order and do not overlap
+        near = first < len(topics) and topics[first].start() < filled.end() + NEAR
+        if not near or _ASKED.search(filled.group(group)):
+            continue
+        before = bisect_right(clause_ends, filled.start())
+        start = clause_ends[before - 1] if before else 0
+        doubt = bisect_left(unsure, (start, -1))
+        if doubt == len(unsure) or unsure[doubt][1] > filled.end(group):
             out.append(filled.span(group))
     return out

@@ -63,6 +63,7 @@ def test_the_independent_corpora_do_not_get_worse(corpus: str) -> None:
         "star 1 " * 20000,
         "abc." * 50000 + "12",
         "wallet " * 20000,
+        "银行 第一辆车 " + "填的是x，" * 20000,
         "".join(random.Random(1).choice(string.ascii_letters + string.digits + " .,:;=-_/") for _ in range(900_000)),
     ],
     ids=[
@@ -84,6 +85,7 @@ def test_the_independent_corpora_do_not_get_worse(corpus: str) -> None:
         "keypad",
         "dotted",
         "wallets",
+        "filled-answers",
         "random",
     ],
 )
