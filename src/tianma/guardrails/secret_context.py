@@ -126,7 +126,7 @@ def _a_password(text: str, m: re.Match[str]) -> bool:
 def _a_code(text: str, m: re.Match[str]) -> bool:
     digits = re.sub(r"[-#]", "", m.group("v"))
     trivial = len(set(digits)) == 1 or digits in "01234567890" or digits in "9876543210"
-    year = _YEAR.fullmatch(digits) is not None and _IN_BEFORE.search(text, 0, m.start()) is not None
+    year = _YEAR.fullmatch(digits) is not None and _IN_BEFORE.search(text, max(0, m.start() - 4), m.start()) is not None
     short_after_phone = len(digits) <= 6 and _PHONE_BEFORE.search(text, max(0, m.start() - 16), m.start()) is not None
     return not (
         trivial

@@ -15,10 +15,12 @@ Ranked after these: the loosely named secrets of :mod:`tianma.guardrails.secret_
 locker codes, unlock and backup codes, a code a few words after its name, recovery phrases,
 a mother's maiden name), then the secrets known by their shape or by a name earlier in the
 sentence, :mod:`tianma.guardrails.secret_shapes` (credentials in URLs and command lines, card
-numbers, long random strings, ``user / password`` pairs, codes listed under “backup codes”).
+numbers, long random strings, ``user / password`` pairs, codes listed under “backup codes”), and
+passwords of Han characters, :mod:`tianma.guardrails.secret_han` (“wifi密码是天王盖地虎”).
 
 A value is the run of non-space characters after the lead-in, up to a Han character or Chinese
-punctuation ("密码是abc123，记住" keeps "，记住"), without a trailing sentence mark (``. , ; : ?``); a
+punctuation ("密码是abc123，记住" keeps "，记住"; a value of Han characters is
+:mod:`~tianma.guardrails.secret_han`'s), without a trailing sentence mark (``. , ; : ?``); a
 quoted value is taken between its quotes. When spans overlap, the kind higher in the table wins,
 except that a key or private key found only through its lead-in ("api key is …", "私钥是 …") ranks
 last. Run this before PII redaction, so a key is removed whole.
@@ -36,6 +38,7 @@ from dataclasses import dataclass
 from tianma.guardrails import secret_answers as answers
 from tianma.guardrails import secret_codes as codes
 from tianma.guardrails import secret_context as context
+from tianma.guardrails import secret_han as han
 from tianma.guardrails import secret_lists as lists
 from tianma.guardrails import secret_shapes as shapes
 from tianma.guardrails.pii import PiiMatch, replace_spans, scrub
@@ -584,6 +587,8 @@ def _find(text: str) -> list[SecretMatch]:
     loose = [("access_code", span) for span in [*shapes.listed_codes(text), *shapes.sibling_numbers(text, codes_found),
                                                  *lists.in_sentence_of_a_secret(text, codes_found)]]
     loose += [("password", span) for span in lists.listed_passwords(text)]
+    # a password of Han characters whose tail an exact rule took (“改成了小明1998”): its Han part too
+    loose += [("password", part) for span in han.han_passwords(text) for part in taken.free_parts(*span)]
     loose += [("security_answer", span)
               for span in [*shapes.quoted_answers(text), *lists.listed_answers(text), *answers.topic_answers(text)]]
     loose += context.near_a_name(text)  # whatever the rules above left near a secret's name
@@ -643,6 +648,22 @@ class _Taken:
         self.starts.insert(i, start)
         self.ends.insert(i, end)
         return True
+
+    def free_parts(self, start: int, end: int) -> list[tuple[int, int]]:
+        """The parts of ``start``–``end`` no taken span covers (not taken by this call)."""
+        parts: list[tuple[int, int]] = []
+        at = start
+        first = max(0, bisect.bisect_right(self.starts, start) - 1)  # taken spans do not overlap: ends are sorted too
+        for i in range(first, len(self.starts)):
+            a, b = self.starts[i], self.ends[i]
+            if a >= end:
+                break
+            if b <= at:
+                continue
+            if a > at:
+                parts.append((at, a))
+            at = max(at, b)
+        return [*parts, (at, end)] if at < end else parts
 
 
 def _occurrences(text: str, value: str) -> list[int]:

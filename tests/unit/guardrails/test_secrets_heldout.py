@@ -17,13 +17,14 @@ import pytest
 from tianma.guardrails.secrets import find_secrets, storable
 
 CORPORA = Path(__file__).resolve().parents[2] / "fixtures" / "secrets"
-LIMITS = {"heldout": (1, 0), "blind": (12, 3), "fresh": (9, 1), "sixth": (1, 0)}
+LIMITS = {"heldout": (1, 0), "blind": (12, 3), "fresh": (9, 1), "sixth": (0, 0), "han": (22, 4)}
 """Corpus → (messages with a value left in the stored text, near misses in which something was
 taken for a secret), measured 2026-12-02 (with ``secret_context``); blind 14 → 13 and fresh 17 → 16
 with ``secret_answers``; then the rules from ``sixth/``'s misses: blind 13 → 12 (cut 4 → 3), fresh
 16 → 13, sixth 22 → 1 (cut 11 → 0) (2026-12-03); the answers of the usual questions of an account
-(``secret_answers.topic_answers``): fresh 13 → 9, blind unchanged (2026-12-04)."""
-SIZES = {"heldout": 120, "blind": 120, "fresh": 160, "sixth": 160}
+(``secret_answers.topic_answers``): fresh 13 → 9, blind unchanged (2026-12-04); passwords of Han
+characters (``secret_han``): sixth 1 → 0, han/ 52 → 22 of 80 (its held-out half 28 → 18 of 40)."""
+SIZES = {"heldout": (120, 120), "blind": (120, 120), "fresh": (160, 160), "sixth": (160, 160), "han": (80, 120)}
 
 
 def _load(corpus: str, name: str) -> list[dict[str, Any]]:
@@ -35,7 +36,7 @@ def _load(corpus: str, name: str) -> list[dict[str, Any]]:
 def test_the_independent_corpora_do_not_get_worse(corpus: str) -> None:
     kept_at_most, cut_at_most = LIMITS[corpus]
     secrets, benign = _load(corpus, "secrets.jsonl"), _load(corpus, "benign.jsonl")
-    assert (len(secrets), len(benign)) == (SIZES[corpus], SIZES[corpus])
+    assert (len(secrets), len(benign)) == SIZES[corpus]
     kept = [c["id"] for c in secrets if any(v in storable(c["text"])[0] for v in c["values"])]
     cut = [c["id"] for c in benign if find_secrets(c["text"])]
     assert len(kept) <= kept_at_most, kept
@@ -64,6 +65,7 @@ def test_the_independent_corpora_do_not_get_worse(corpus: str) -> None:
         "abc." * 50000 + "12",
         "wallet " * 20000,
         "银行 第一辆车 " + "填的是x，" * 20000,
+        "我的wifi密码改成了小明1998，" * 10000,
         "".join(random.Random(1).choice(string.ascii_letters + string.digits + " .,:;=-_/") for _ in range(900_000)),
     ],
     ids=[
@@ -86,6 +88,7 @@ def test_the_independent_corpora_do_not_get_worse(corpus: str) -> None:
         "dotted",
         "wallets",
         "filled-answers",
+        "han-passwords",
         "random",
     ],
 )
