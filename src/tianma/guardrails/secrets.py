@@ -9,7 +9,7 @@
 | cvv | CVV/CVC/CVN(码)/安全码/卡背面三位数 + 3–4 digits; card security code / the 3-digit code on the back is … / the three numbers on the back of my card are … | needs the digits ("what is a CVV?", "CVV是三位数") |
 | pin | PIN/PIN码/PIN code/PUK + 4–8 digits; set my PIN to … | needs the digits ("my PIN was wrong twice"); a count ("4 digits", "6位") is not a PIN |
 | otp | 验证码/校验码/动态码/动态密码/短信码/一次性密码, verification/OTP/2FA/MFA/login/one-time code + 4–8 digits (or 3+3); "482913 is/as your … code", "482913是您的…验证码" | needs the digits; a longer digit run (a phone or order number) and a duration ("60秒", "10 minutes") are not codes |
-| password | 密码/口令 是/为/：/=/改成 X, or 密码 + X with a digit and ≥ 6 characters; password/passwd/passcode/passphrase/pwd/pw is/:/=/'s X, "the root password for the server is X", "changed my password to X", "passcode 739184" | the value must look like one: code (``input()``, ``None``, ``password == ""``), templates (``<password>``, ``***``), counts ("8 characters", "8位") and stop words (wrong, required, too …) do not match; an English plain word needs my/our/wifi/remember before it and the end of the clause after it |
+| password | 密码/口令 是/为/：/=/改成 X, or 密码 + X with a digit and ≥ 6 characters; password/passwd/passcode/passphrase/pwd/pw is/:/=/'s X, "the root password for the server is X", "changed my password to X", "passcode 739184"; my/our/wifi … password is + 2–6 plain words to the end of the clause ("correct horse battery staple") | the value must look like one: code (``input()``, ``None``, ``password == ""``), templates (``<password>``, ``***``), counts ("8 characters", "8位") and stop words (wrong, required, too …) do not match; an English plain word needs my/our/wifi/remember before it and the end of the clause after it; several words are talk when a grammar word opens them, a stop word or a verb form (…ing, …ed, …ly) follows the first, or they name what it is made of (name, birthday) |
 
 Ranked after these: the loosely named secrets of :mod:`tianma.guardrails.secret_codes` (door and
 locker codes, unlock and backup codes, a code a few words after its name, recovery phrases,
@@ -180,6 +180,13 @@ _PW_EN = re.compile(
     rf"(?:(?P<conn>{_CONN})|{_BARE}){_VAL}",
     re.IGNORECASE,
 )
+# "my wifi password is purple monkey dishwasher": several plain words to the end of the clause.
+_PW_WORDS = re.compile(
+    rf"{_A}(?P<kw>password|passwd|passcode)(?![A-Za-z0-9_]){_BRIDGE}{_SP}*(?:is|was|['’]s|[:：=]){_SP}*"
+    rf"(?P<v>[A-Za-z][A-Za-z'’-]*(?:[ \t]+[A-Za-z][A-Za-z'’-]*){{1,5}})"
+    rf"(?={_SP}*(?:$|[.,;!?。，！？；\n)]|(?:and|but|so|please|remember|ok|okay|thanks|btw)(?![A-Za-z])))",
+    re.IGNORECASE,
+)
 _CHANGED_TO = (
     rf"{_A}(?:chang(?:e|ed|ing)|set|updat(?:e|ed|ing)|reset(?:ting)?){_SP}+(?:my|the|our|his|her|their){_SP}+"
     rf"(?:[A-Za-z-]+{_SP}+){{0,2}}?"
@@ -254,6 +261,12 @@ _STOP_CODE = (  # values and type names in code ("password: str", "password = No
     "none null nil true false undefined str string int integer bytes bool boolean text varchar char any object"
 )
 _STOP = frozenset(f"{_STOP_GRAMMAR} {_STOP_DESCRIPTIONS} {_STOP_CODE}".split())
+_GRAMMAR = frozenset(_STOP_GRAMMAR.split())
+_HINT_WORDS_TEXT = (  # a password described by what it is made of ("my dog's name and birth year")
+    "name names birthday birth date anniversary number numbers letters characters digits symbols word words phrase "
+    "thing things stuff one ones usual"
+)
+_HINT_WORDS = frozenset(_HINT_WORDS_TEXT.split())
 # fmt: on
 
 
@@ -352,7 +365,7 @@ def _password(bare_min: int) -> Callable[[str, re.Match[str]], tuple[int, int] |
         # No connector ("wifi密码 88886666", "passcode 739184"): only a value that is obviously one.
         if _group(m, "bare") and (not any(ch.isdigit() for ch in value) or len(value) < bare_min):
             return None
-        if quoted and " " in value and value.split()[0].lower() in _STOP:
+        if quoted and " " in value and _described(value.lower().split()):
             return None  # "the usual", "my dog's name": talk about the password
         if _PLAIN_WORD.fullmatch(value):
             if value.lower() in _STOP:
@@ -366,6 +379,26 @@ def _password(bare_min: int) -> Callable[[str, re.Match[str]], tuple[int, int] |
         return start, end
 
     return check
+
+
+def _described(words: list[str]) -> bool:
+    """Words that talk about a password ("the usual", "my dog's name"), not a password of words."""
+    return words[0] in _GRAMMAR or any(w in _HINT_WORDS for w in words)
+
+
+def _password_words(text: str, m: re.Match[str]) -> tuple[int, int] | None:
+    """Several plain words after "my … password is": a password of words ("correct horse battery
+    staple"), unless they talk about it: a grammar word first ("the same as …"), a stop word after
+    the first ("correct but it …", "too weak"), a word of what it is made of (name, birthday),
+    words of a verb or an adverb (…ing, …ed, …ly), or no owner (my, our, wifi …) before it."""
+    words = m.group("v").lower().split()
+    if _described(words) or any(w in _STOP or w.endswith(("ing", "ed", "ly")) for w in words[1:]):
+        return None
+    if words[0] in _STOP and len(words) < 3:
+        return None  # "is correct though": a description and a word more
+    if _OWNER.search(text, max(0, m.start() - 40), m.start()) is None:
+        return None
+    return m.start("v"), m.end("v")
 
 
 _PASSWORD = _password(6)
@@ -491,6 +524,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("otp", _OTP_FIRST, _digits_check),
     _Rule("password", _PW_ZH, _PASSWORD),
     _Rule("password", _PW_EN, _pw_en_check),
+    _Rule("password", _PW_WORDS, _password_words),
     _Rule("pin", _PIN_CHANGED, _digits_check),
     _Rule("password", _PW_CHANGED, _PASSWORD),
     _Rule("password", _PW_ASIDE, _PASSWORD),

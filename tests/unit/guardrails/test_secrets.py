@@ -324,3 +324,36 @@ def test_pii_redaction_leaves_corpus_placeholders_intact(case: dict[str, Any]) -
     assert pii.redact(redacted)[0] == redacted
     out = _pii_then_secrets(case["text"])
     assert not [v for v in case["values"] if v in out], out
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("my password is correct horse battery staple", "correct horse battery staple"),
+        ("the wifi password: purple monkey dishwasher", "purple monkey dishwasher"),
+        ('my password is "correct horse battery staple"', "correct horse battery staple"),
+        ("my Netflix password is Blue Whale Sunset, please remember", "Blue Whale Sunset"),
+    ],
+)
+def test_a_password_of_several_words_is_removed(text: str, value: str) -> None:
+    redacted, found = redact_secrets(text)
+    assert value not in redacted
+    assert [f.kind for f in found] == ["password"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My password is the same as before",
+        "my password is too weak for the bank",
+        "my password is correct but it still fails",
+        "my password is my dog's name",
+        "my password is not working anymore",
+        "my password is something only I know",
+        "my password is case sensitive right",
+        "my password is pretty strong I think",
+        "the password is hard to remember",
+    ],
+)
+def test_words_about_a_password_are_not_one(text: str) -> None:
+    assert find_secrets(text) == []
