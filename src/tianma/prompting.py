@@ -134,6 +134,8 @@ You review a user's recent messages and extract what will help future conversati
 - revised_preferences: 用户偏好的新增或修正；修正已有记忆时 replaces 填它的 id。
 - new_strategies: 可复用的回答策略，action 写成“当……时应该……”的指令，trigger 给出 domains/keywords。
 - deprecated_memories: 已经过时或被用户否定的已有记忆（memory_id 用下面列出的 id）。
+- superseded_statements: 用户后来的消息或后来的陈述改变、否定或取代了下面“仍然有效的陈述”中较早的一条时，给出 statement_id（较早那条的 id）和 by_event_id（后来那条的 id）；只是补充或另一件事的不算。
+- superseded_statements: when a later message or later statement of the user changes, negates or replaces an earlier one of the "statements that still hold", give the earlier one's statement_id and the later one's by_event_id; an addition or another subject is not one.
 - 每一项都必须在 source_event_ids 中引用下面消息的 id；不确定就不要写。一时的情绪不是偏好。
 - Every item must cite message ids in source_event_ids; when unsure, leave it out. A mood is not a preference.
 - 消息下面附有助手当时的回答和用户的反馈（correction 更正、omission 漏答、resubmit 重问…）：从出错的地方总结经验。
@@ -158,9 +160,11 @@ def _reflection_line(event: dict[str, Any], zone: tzinfo) -> str:
 
 
 def reflection_messages(
-    events: Sequence[dict[str, Any]], existing: Sequence[dict[str, Any]], *, zone: tzinfo = UTC
+    events: Sequence[dict[str, Any]], existing: Sequence[dict[str, Any]], *, zone: tzinfo = UTC,
+    standing: Sequence[dict[str, Any]] = (),
 ) -> list[BaseMessage]:
-    """The reflection prompt: the window of messages (dated in ``zone``) and the memories already kept."""
+    """The reflection prompt: the window of messages (dated in ``zone``), the memories already
+    kept and the user's statements that still hold (``standing``: id, at, text)."""
     from langchain_core.messages import HumanMessage
 
     lines = [_reflection_line(e, zone) for e in events]
@@ -170,6 +174,9 @@ def reflection_messages(
     ]
     user = "最近的消息 / recent messages:\n" + "\n".join(lines)
     user += "\n\n已有记忆 / memories already kept:\n" + ("\n".join(known) if known else "(none)")
+    if standing:
+        held = [f"[{x['id']}] ({_when(x['at'], zone)}) {' '.join(str(x['text']).split())}" for x in standing]
+        user += "\n\n仍然有效的陈述 / statements that still hold:\n" + "\n".join(held)
     return [SystemMessage(REFLECTION_SYSTEM), HumanMessage(user)]
 
 

@@ -95,7 +95,9 @@ class ReflectionItem(_Result):
     outcome: str
     """``created_active``, ``created_pending``, ``supported``, ``superseded``, ``promoted``,
     ``disabled``, ``queued_for_review``, ``rejected``, ``dropped_forgotten``, ``skipped``, a
-    ``…_held`` outcome (gray release) or, in a dry run, ``would_<action>``."""
+    ``…_held`` outcome (gray release), ``statement_closed`` (a statement of the user closed on the
+    reflection model's word: ``target_id``, closed by ``source_event_ids``; its undo reopens it) or
+    ``statement_already_closed``, or, in a dry run, ``would_<action>``."""
     kind: str | None
     """The proposal's record kind; None for an item without a proposal (a lapsed statement)."""
     content: str | None

@@ -60,6 +60,11 @@ class ReflectionState(ReflectionInput, ReflectionOutput, total=False):
     """Record id → consecutive dialogues it was injected in without a negative signal."""
     llm: dict[str, Any]
     """What the LLM call did: attempts, tokens, dropped and why."""
+    standing: list[dict[str, Any]]
+    """The user's lasting statements that still hold (id, at, text), shown to the model when the
+    window holds a lasting statement (:mod:`tianma.memory.model_closes`)."""
+    close_statements: list[dict[str, Any]]
+    """Statements the model said a later message superseded, checked: statement_id, by_event_id, at."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,8 +40,17 @@ class DeprecatedMemory(_Item):
     reason: str = Field(min_length=1)
 
 
+class SupersededStatement(BaseModel):
+    """A statement the user made that a later message of theirs changes, negates or replaces."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    statement_id: str = Field(min_length=1, description="id of a statement listed as still holding")
+    by_event_id: str = Field(min_length=1, description="id of the later message that changes it")
+
+
 class ReflectionResult(BaseModel):
-    """What one reflection returns; all four lists are required (possibly empty)."""
+    """What one reflection returns; the first four lists are required (possibly empty)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -49,3 +58,5 @@ class ReflectionResult(BaseModel):
     revised_preferences: list[RevisedPreference]
     new_strategies: list[NewStrategy]
     deprecated_memories: list[DeprecatedMemory]
+    superseded_statements: list[SupersededStatement] = Field(default_factory=list)
+    """Optional: a model that leaves it out still gives the rest (an older prompt's answer does)."""

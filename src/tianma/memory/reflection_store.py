@@ -11,6 +11,7 @@ from sqlalchemy import Select, func, select
 from sqlalchemy.engine import Connection
 
 from tianma.guardrails.zones import Zone
+from tianma.memory.model_closes import close_on_model_word
 from tianma.memory.reviews import queue
 from tianma.memory.service import Memory
 from tianma.policies.credit import NEGATIVE
@@ -116,9 +117,19 @@ def publish_plan(
                 "window_events": len(state.get("events", [])), "counts": counts, "items": items,
                 "llm": state.get("llm", {})}  # fmt: skip
 
+
+    def tally_close(close: Mapping[str, Any], outcome: str) -> None:
+        counts[outcome] = counts.get(outcome, 0) + 1
+        items.append({"outcome": outcome, "kind": None, "content": None, "key": None,
+                      "target_id": close["statement_id"], "reason": f"the model: superseded by {close['by_event_id']}",
+                      "confidence": None, "source_event_ids": [close["by_event_id"]]})  # fmt: skip
+
+    closes = list(state.get("close_statements", []))
     if state["dry_run"]:  # nothing is written, not even the run
         for item in plan:
             tally(item, f"would_{item['action']}")
+        for close in closes:
+            tally_close(close, "would_close_statement")
         return run_id, report()
     referenced = sorted({i for item in plan for i in _references(item)})
     present = set(memory.store.get_many(user_id, referenced)) if referenced else set()
@@ -143,6 +154,9 @@ def publish_plan(
             elif guard.get("outcome") == "held":
                 outcome = f"{outcome}_held"
             tally(item, outcome)
+        for close in closes:  # checked against what the model was shown (tianma.memory.model_closes)
+            done = close_on_model_word(memory.store, user_id, [close], run_id)
+            tally_close(close, "statement_closed" if done else "statement_already_closed")
         conn.execute(
             t.reflection_runs.insert().values(
                 id=run_id, user_id=user_id, started_at=at, until=state.get("until", at), trigger=state["trigger"],
@@ -251,6 +265,7 @@ def undo_reflection(memory: Memory, run_id: str) -> list[str]:
         ids = undo_run(conn, run_id)
         if user_id is not None:
             memory.reindex(user_id, ids)
+            ids += memory.store.reopen_closed_in_run(user_id, run_id)  # closed on the model's word
     return ids
 
 

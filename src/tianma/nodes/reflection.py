@@ -11,6 +11,7 @@ from langgraph.runtime import Runtime
 from tianma.graph.reflection import ReflectionDeps, ReflectionState
 from tianma.llm.reflection_schema import ReflectionResult
 from tianma.llm.structured import at_low_temperature, call_structured
+from tianma.memory.model_closes import checked_closes, standing_statements
 from tianma.memory.reflection_store import (
     last_reflected_until,
     messages_since_model_call,
@@ -56,9 +57,12 @@ def gather(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[str
         if (closers := sorted({c for e in r.provenance.event_ids if e in sources and (c := revised_by(sources[e]))}))
     }  # fmt: skip
     lapsed = [r.id for r in existing if not is_current(r, sources, state["at"])]
+    standing = standing_statements(store, state["user_id"], state["at"])  # shown when one may close another
+    lasting = any(e.get("statement") and not e["statement"].get("period") for e in events)
+    standing = standing if len(standing) > 1 or (standing and lasting) else []
     return {"events": events, "existing": [record_to_dict(r) for r in existing], "until": until,
             "streaks": {r.id: streaks[r.id] for r in existing if r.id in streaks},
-            "closed": closed, "lapsed": lapsed}  # fmt: skip
+            "closed": closed, "lapsed": lapsed, "standing": standing}  # fmt: skip
 
 
 def reflect(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[str, Any]:
@@ -101,6 +105,7 @@ def reflect(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[st
     unsettled = [e["id"] for e in events if e.get("statement") and not e["statement"].get("period")
                  and e["id"] not in settled]  # fmt: skip
     llm: dict[str, Any] = {"called": False, "unsettled": len(unsettled)}
+    closes: list[dict[str, Any]] = []
     every = runtime.context.settings.learning.model_every_messages
     if state.get("rules_only"):
         llm["skipped"] = "rules only (an import)"
@@ -114,7 +119,8 @@ def reflect(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[st
     if events and "skipped" not in llm:
         result = call_structured(
             at_low_temperature(runtime.context.chat_model),
-            reflection_messages(events, state.get("existing", []), zone=runtime.context.settings.zone),
+            reflection_messages(events, state.get("existing", []), zone=runtime.context.settings.zone,
+                                standing=state.get("standing", [])),
             ReflectionResult,
             retries=1,
         )
@@ -125,7 +131,8 @@ def reflect(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[st
             known = {r["id"] for r in state.get("existing", [])}
             llm_items, ignored = proposals_from_llm(result.value, window, known)
             proposals.extend(llm_items)
-            llm["ignored_items"] = ignored
+            closes = checked_closes(result.value.superseded_statements, state.get("standing", []), events)
+            llm["ignored_items"] = ignored + len(result.value.superseded_statements) - len(closes)
     span = current_span()
     span.set_attribute("tianma.reflection.proposals", len(proposals))
     span.set_attribute("tianma.reflection.llm_dropped", bool(llm.get("dropped")))
@@ -134,6 +141,7 @@ def reflect(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[st
     return {
         "proposals": [asdict(p) for p in proposals],
         "llm": {**llm, "moods_skipped": moods, "below_importance": unimportant},
+        "close_statements": closes,
     }
 
 

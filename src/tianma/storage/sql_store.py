@@ -512,10 +512,12 @@ class SqlMemoryStore:
             return [_to_record(row) for row in conn.execute(query)]
 
     def end_validity(
-        self, user_id: str, record_ids: Sequence[str], at: datetime, by: str, how: Mapping[str, str]
+        self, user_id: str, record_ids: Sequence[str], at: datetime, by: str, how: Mapping[str, str],
+        run_id: str | None = None,
     ) -> list[str]:
         """End the validity of records at ``at`` because ``by`` (a newer statement) replaced them
         (``how[id]``: ``restated`` or ``revised``); records already closed earlier keep their end.
+        ``run_id``: the reflection run on whose model's word they close (its undo reopens them).
         Returns the ids closed now."""
         closed: list[str] = []
         when = t.as_aware(at)
@@ -525,12 +527,32 @@ class SqlMemoryStore:
                 if row.user_id != user_id or (row.valid_until is not None and row.valid_until <= when):
                     continue
                 data = {**(row.data or {}), "closed_by": by, "closed_as": how.get(row.id, "revised")}
+                if run_id is not None:
+                    data["closed_in_run"] = run_id
                 conn.execute(
                     update(t.records).where(t.records.c.id == row.id).values(valid_until=when, data=data)
                 )
                 closed.append(row.id)
             self._pass_revision_on(conn, user_id, [i for i in closed if how.get(i, "revised") == "revised"], by)
         return closed
+
+    def reopen_closed_in_run(self, user_id: str, run_id: str) -> list[str]:
+        """Reopen the statements a reflection run closed on its model's word (its undo)."""
+        r = t.records.c
+        reopened: list[str] = []
+        with map_sql_errors(), self.tx.begin() as conn:
+            rows = conn.execute(
+                select(r.id, r.data).where(
+                    r.user_id == user_id, r.key >= STATEMENT_KEYS[0], r.key < STATEMENT_KEYS[1], r.valid_until.is_not(None)
+                )
+            ).all()
+            for x in rows:
+                if (x.data or {}).get("closed_in_run") != run_id:
+                    continue
+                data = {k: v for k, v in x.data.items() if k not in ("closed_by", "closed_as", "closed_in_run")}
+                conn.execute(update(t.records).where(r.id == x.id).values(valid_until=None, data=data))
+                reopened.append(x.id)
+        return reopened
 
     @staticmethod
     def _pass_revision_on(conn: Connection, user_id: str, revised: list[str], by: str) -> None:
