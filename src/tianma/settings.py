@@ -136,9 +136,11 @@ class LearningSettings(_Section):
     negative_min_turns: int = Field(default=3, ge=1)
     """… once the dialogue has at least this many turns."""
     model_every_messages: int = Field(default=40, ge=0)
-    """The LLM half of reflection runs at most once per this many user messages of a user, and
-    only when the rule pass left statements it could not settle: with its one retry on broken
-    output, ≤ 5 calls per 100 turns; 0 = on every reflection with new messages."""
+    """The LLM half of reflection runs only when the rule pass left statements it could not
+    settle, and only once this many user messages of the user have passed since the model was
+    last asked (and before the first time) — half as many when it answered at the first
+    attempt: each attempt (a call, its one retry on broken output) costs half of this, so ≤ 5
+    per 100 turns at 40; 0 = on every reflection with new messages."""
     close_superseded: bool = True
     """A newer statement closes earlier ones about the same subject (off only to measure what
     it is worth: the learning benchmark's mutation check)."""

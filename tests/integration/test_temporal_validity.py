@@ -175,3 +175,21 @@ def test_an_older_message_beside_a_newer_statement_of_its_facet_is_left_out(make
     assert rt.memory.store.get(new.event_id).key is not None
     turn = rt.chat("u", "想买个耳机，推荐一下", dialogue_id="c", at=day(4))
     assert new.event_id in shown_as_current(turn) and old.event_id not in shown_as_current(turn)
+
+
+def test_a_model_that_answers_at_once_is_asked_twice_as_often(make_runtime: RuntimeFactory) -> None:
+    calls: list[int] = []
+
+    def answers(messages: Sequence[BaseMessage]) -> str:
+        if is_reflection_prompt(messages):
+            calls.append(1)
+            return '{"new_facts": [], "revised_preferences": [], "new_strategies": [], "deprecated_memories": []}'
+        return "好的。"
+
+    rt = make_runtime(chat_model=ScriptedChatModel(responder=answers), learning={"model_every_messages": 40})
+    for i in range(100):  # as in the budget test above, with a model that answers well
+        rt.chat("u", f"我家有{i}只猫，都很黏人", dialogue_id=f"d{i // 5}", at=day(i // 5, i % 5))
+        if i % 5 == 4:
+            rt.end_dialogue(f"d{i // 5}", at=day(i // 5, 10))
+            rt.reflect("u", at=day(i // 5, 600), trigger="nightly")
+    assert 3 < len(calls) <= 5  # first after 40 messages, then every 20: one attempt each

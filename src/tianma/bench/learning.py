@@ -299,7 +299,8 @@ def section(payload: dict[str, Any], plots: Path) -> str:
         f"automatic triggers, {nightly:g} from the nightly run after every simulated day), "
         f"{rc['learning_tokens_in_per_100_turns']:,.0f} tokens in and {rc['learning_tokens_out_per_100_turns']:,.0f} "
         f"out per 100 turns; target ≤ {rc['target']:g}: **{verdict}**. The model is asked only when the rule pass "
-        "left a statement it could not settle, at most once per `learning.model_every_messages` user messages.",
+        "left a statement it could not settle, once `learning.model_every_messages` user messages have passed since it "
+        "was last asked (half as many after an answer at the first attempt).",
     ]
     lines += ["", gap_sentence(payload)]
     per_window = [p["questions"] for p in payload["curves"]["arms"]["reflection"]]

@@ -41,19 +41,21 @@ def last_reflected_until(store: SqlMemoryStore, user_id: str) -> datetime | None
         return conn.execute(query).scalar()
 
 
-def messages_since_model_call(store: SqlMemoryStore, user_id: str, at: datetime) -> int:
-    """User messages since the last reflection of the user that called the chat model."""
+def messages_since_model_call(store: SqlMemoryStore, user_id: str, at: datetime) -> tuple[int, int]:
+    """User messages since the last reflection of the user that called the chat model, and how
+    many attempts that call took (0: the model was never called)."""
     runs = select(t.reflection_runs.c.until, t.reflection_runs.c.report).where(
         t.reflection_runs.c.user_id == user_id, t.reflection_runs.c.status == "published"
     )
     r = t.records.c
     with map_sql_errors(), store.tx.connect() as conn:
         rows = conn.execute(runs.order_by(t.reflection_runs.c.started_at.desc()).limit(500)).all()
-        since = next((row.until for row in rows if ((row.report or {}).get("llm") or {}).get("called")), None)
+        last = next((row for row in rows if ((row.report or {}).get("llm") or {}).get("called")), None)
         count = select(func.count()).where(r.user_id == user_id, r.kind == "event", r.role == "user", r.at <= at)
-        if since is not None:
-            count = count.where(r.at > since)
-        return int(conn.execute(count).scalar_one())
+        if last is None:
+            return int(conn.execute(count).scalar_one()), 0
+        attempts = int(((last.report or {}).get("llm") or {}).get("attempts") or 1)
+        return int(conn.execute(count.where(r.at > last.until)).scalar_one()), attempts
 
 
 def window_signals(store: SqlMemoryStore, user_id: str, since: datetime | None) -> dict[str, list[dict[str, Any]]]:

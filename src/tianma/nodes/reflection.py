@@ -113,16 +113,16 @@ def reflect(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[st
         llm["skipped"] = "the rule pass settled every statement"
     elif every and events:
         with runtime.context.lock:
-            since = messages_since_model_call(runtime.context.memory.store, state["user_id"], state["at"])
-        if since < every:
-            llm["skipped"] = f"{since} messages since the last model call (budget: one per {every})"
+            since, attempts = messages_since_model_call(runtime.context.memory.store, state["user_id"], state["at"])
+        if since < (needed := model_gap(every, attempts)):
+            llm["skipped"] = f"{since} messages since the last model call ({attempts} attempts; this time {needed} are needed)"
     if events and "skipped" not in llm:
         result = call_structured(
             at_low_temperature(runtime.context.chat_model),
             reflection_messages(events, state.get("existing", []), zone=runtime.context.settings.zone,
                                 standing=state.get("standing", [])),
             ReflectionResult,
-            retries=1,
+            retries=ATTEMPTS - 1,
         )
         llm = {"called": True, "unsettled": len(unsettled), "attempts": result.attempts, "dropped": result.value is None,
                "error": result.error, "input_tokens": result.input_tokens, "output_tokens": result.output_tokens}  # fmt: skip
@@ -180,6 +180,18 @@ def proposals_from_llm(
         else:
             ignored += 1
     return out, ignored
+
+
+ATTEMPTS = 2
+"""A model call's attempts at most: the call and its one retry on broken output."""
+
+
+def model_gap(every: int, attempts: int) -> int:
+    """User messages that must pass before the next model call: ``every`` after a call that
+    needed its retry (and before the first), half as many after one answered at once — each
+    attempt costs ``every / 2`` messages, so the default 40 keeps ≤ 5 attempts per 100 messages
+    and a model that answers well is asked twice as often as one that does not."""
+    return every if attempts <= 0 else every * min(attempts, ATTEMPTS) // ATTEMPTS
 
 
 NEIGHBOURS = 10
