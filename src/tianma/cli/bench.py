@@ -105,11 +105,19 @@ def learning(
     smoke: bool = SmokeOption,
     full: bool = FullOption,
     quiet: bool = QuietOption,
+    model: str = typer.Option(
+        "broken", "--model", help="What answers reflection prompts: broken (only the rules learn), oracle "
+        "(the scenario's truth names superseded statements: what the model half can add at best) or "
+        "noisy-oracle (the same plus random wrong pairs)."
+    ),
 ) -> None:
     """ "It gets better with use": hit rate of no memory / memory / memory + reflection over turns."""
     from tianma.bench import learning as bench
 
-    bench.run(context(None, out, smoke, full, quiet), scenarios=scenarios)
+    models: dict[str, bench.Model] = {"broken": "broken", "oracle": "oracle", "noisy-oracle": "noisy-oracle"}
+    if model not in models:
+        raise typer.BadParameter(f"--model must be one of {', '.join(models)}, got {model!r}")
+    bench.run(context(None, out, smoke, full, quiet), scenarios=scenarios, model=models[model])
 
 
 @bench_app.command("all")
