@@ -290,6 +290,14 @@ def test_a_recurring_topic_is_written_long_term(rt: Runtime) -> None:
     assert topic.provenance.event_ids == (turns[0].event_id, turns[3].event_id)
 
 
+def test_a_mood_is_no_recurring_topic(rt: Runtime) -> None:
+    texts = ["今天心情不好，推荐点轻松的电影", "你好", "推荐一本书", "今天好累，只想看轻松的电影"]
+    turns = [rt.chat("u", text, dialogue_id="d", at=T0 + timedelta(minutes=i)) for i, text in enumerate(texts)]
+    assert all(rt.memory.store.get(turns[i].event_id).valid_until is not None for i in (0, 3))  # moods
+    rt.reflect("u", at=T0 + timedelta(hours=1))
+    assert not [r for r in rt.memories("u", kind="experience") if "电影" in r.content]
+
+
 def test_a_fact_that_led_to_an_action_is_written_long_term_and_a_bare_fact_is_not(rt: Runtime) -> None:
     booked = rt.chat("u", "我订了3月5日去杭州的机票", dialogue_id="d", at=T0)
     rt.chat("u", "杭州挺好的", dialogue_id="d", at=T0 + timedelta(minutes=1))

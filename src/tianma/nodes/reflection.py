@@ -94,7 +94,8 @@ def reflect(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[st
             proposals.append(Proposal("experience", fact.content, (ev["id"],), "rules", key=fact.key,
                                       confidence=fact.confidence,
                                       importance=importance(as_item, led_to_action=True)))  # fmt: skip
-    for topic in recurring_topics([(e["id"], e["text"]) for e in events]):
+    said = [(e["id"], "" if (e.get("statement") or {}).get("period") else e["text"]) for e in events]
+    for topic in recurring_topics(said):  # a mood is no topic either (its turn still counts for the distance)
         is_zh = any("\u4e00" <= ch <= "\u9fff" for ch in topic.topic)
         content = (
             f"用户多次提到「{topic.topic}」" if is_zh else f"The user keeps coming back to “{topic.topic}”"
