@@ -5,7 +5,7 @@ run after the exact rules, on what they left.
 
 | matches | guard against false positives |
 |---|---|
-| 密码/口令/暗号 + a connector (是, 为, 就是, 改成, 设成, 换成, ：, =, also after 其实/就/也/还/现在), or + a short aside and a colon (“密码其实是一句歌词：…”); then a run of 2–24 Han characters (digits and letters allowed inside, at least two Han) up to the end of the clause | a password no one owns (no 我, 家, wifi, 邮箱, 锁, 记, 别发 … in the 30 characters before its name or after the value) or a saying (“成功的密码是坚持”, “长寿的密码：…”); talk about a password, not one: a run that opens with a word of talk (什么, 多少, 对, 错, 不, 忘, 一样, 很, 简单, 默认, 我 — “我生日” is a hint —, 这, 在 …), that holds a description (数字, 字母, 大小写, 位数, 生日, 名字, 手机号 …), that ends as talk (的, 了, 吗, 呢, 吧, 啊 …) or counts characters (六位, 八个字); a clause that asks (？, 吗) |
+| 密码/口令/暗号/提取码 + a connector (是, 为, 就是, 改成, 我换成了, 设的, ：, =, also after 其实/就/也/还/现在), a short aside and a colon (“密码其实是一句歌词：…”), or only a space or a quote; then a run of 2–24 Han characters (digits and letters allowed inside, at least two Han) up to the end of the clause | a password no one owns (no 我, 家, wifi, 邮箱, 锁, 记, 别发 … in the 30 characters before its name or after the value) or a saying (“成功的密码是坚持”, “长寿的密码：…”); talk about a password, not one: a run that opens with a word of talk (什么, 多少, 对, 错, 不, 忘, 一样, 很, 简单, 默认, 我 — “我生日” is a hint —, 这, 在 …), that holds a description (数字, 字母, 大小写, 位数, 生日, 名字, 手机号 …) or says where it is or what was done with it (贴在, 写在, 输错, 路由器背面 …), that ends as talk (的, 了, 吗, 呢, 吧, 啊 …) or counts characters (六位, 八个字); a clause that asks (？, 吗) |
 
 Chinese number words (七三九一五八) are digits to the exact rules already (:func:`~tianma.
 guardrails.secrets.find_secrets` makes them plain first); “六个八” is such a value in words.
@@ -49,6 +49,11 @@ _DESCRIBES = re.compile(
     r"密码|口令|一样|相同|不同|什么|多少|怎么|设置|修改|重置|过期|失效|错误|正确|忘记|记得|知道|告诉|发给|短信|邮件|验证"
 )
 """A run that describes a password or how it is set rather than giving it."""
+_WHERE = re.compile(
+    r"在|写|贴|输|问|发(?:你|给|到|过)|放|存|改|换|设|查|试|登|那串|这串|那个|这个|背面|背后|标签|本子|路由|冰箱|上面|下面|底下|里面|同上"
+)
+"""A run that says where the password is or what was done with it (“wifi密码 贴在冰箱上”, “密码
+输错三次了”, “见路由器背面标签”), not the password."""
 _TALK_END = re.compile(r"(?:的|了|吗|呢|吧|啊|呀|哦|嘛|啦|么|过|着|得)$")
 _COUNT = re.compile(r"^[零一二两三四五六七八九十百]+(?:位|个(?:字|数|符|字母|汉字)|字|种)")
 """“六位数字”, “八个字”: how long a password is, not the password (“六个八” is one)."""
@@ -87,7 +92,8 @@ def han_passwords(text: str) -> list[Span]:
 
 
 def _talk(value: str) -> bool:
-    return bool(_TALK_START.match(value) or _DESCRIBES.search(value) or _TALK_END.search(value) or _COUNT.match(value))
+    return bool(_TALK_START.match(value) or _DESCRIBES.search(value) or _TALK_END.search(value) or _COUNT.match(value)
+                or _WHERE.search(value))
 
 
 def _clause(text: str, start: int, end: int) -> str:

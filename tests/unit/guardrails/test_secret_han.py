@@ -46,6 +46,12 @@ def test_a_han_password_whose_digits_an_exact_rule_took_goes_whole() -> None:
         "我的暗号是天王盖地虎吗？",
         "我的密码是在设置里改的",
         "我家wifi密码跟邮箱密码一样",
+        "wifi密码 贴在冰箱上",
+        "我的密码 写在本子上了",
+        "支付密码 输错三次了",
+        "我家wifi密码 问我老公",
+        "wifi密码：见路由器背面标签",
+        "我家wifi密码是路由器背面那串",
     ],
 )
 def test_talk_about_a_password_loses_no_word(text: str) -> None:
