@@ -119,7 +119,6 @@ def publish_plan(
                 "window_events": len(state.get("events", [])), "counts": counts, "items": items,
                 "llm": state.get("llm", {})}  # fmt: skip
 
-
     def tally_close(close: Mapping[str, Any], outcome: str) -> None:
         counts[outcome] = counts.get(outcome, 0) + 1
         items.append({"outcome": outcome, "kind": None, "content": None, "key": None,
