@@ -138,6 +138,7 @@ def reflect(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[st
     span.set_attribute("tianma.reflection.proposals", len(proposals))
     span.set_attribute("tianma.reflection.llm_dropped", bool(llm.get("dropped")))
     span.set_attribute("tianma.reflection.moods_skipped", moods)
+    span.set_attribute("tianma.reflection.statements_to_close", [c["statement_id"] for c in closes])
     span.set_attribute("tianma.reflection.below_importance", unimportant)
     return {
         "proposals": [asdict(p) for p in proposals],
