@@ -60,6 +60,8 @@ def test_the_model_closes_what_the_rules_could_not_and_undo_reopens_it(make_runt
     assert closed.valid_until == D0 + timedelta(days=3) and closed.data["closed_by"] == mac.event_id
     assert closed.data["closed_as"] == "revised" and closed.content == LINUX  # the log keeps it
     assert report.counts.get("statement_closed") == 1
+    (item,) = [i for i in report.items if i.outcome == "statement_closed"]
+    assert item.target_id == linux.event_id and item.content == LINUX and item.source_event_ids == (mac.event_id,)
     turn = rt.chat("u", "怎么装Python？", dialogue_id="c", at=D0 + timedelta(days=5))
     assert mac.event_id in _carried(turn) and linux.event_id not in _carried(turn)
 

@@ -49,7 +49,8 @@ def standing_statements(store: SqlMemoryStore, user_id: str, at: datetime) -> li
 def checked_closes(
     answers: Sequence[SupersededStatement], standing: Sequence[dict[str, Any]], events: Sequence[dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """The model's answers that hold up (module text): statement id, closer id, closer's time."""
+    """The model's answers that hold up (module text): statement id, closer id, closer's time, the
+    statement's text."""
     shown = {s["id"]: s for s in standing}
     closers = {e["id"]: e for e in events if (e.get("statement") or {}) and not e["statement"].get("period")}
     closers |= shown  # a later statement that still holds, said in an earlier window
@@ -60,7 +61,7 @@ def checked_closes(
             continue
         if as_aware(new["at"]) <= as_aware(old["at"]):
             continue  # a message cannot supersede what was said after it
-        out.append({"statement_id": old["id"], "by_event_id": new["id"], "at": new["at"]})
+        out.append({"statement_id": old["id"], "by_event_id": new["id"], "at": new["at"], "text": old["text"]})
         if len(out) == MAX_CLOSES:
             break
     return out

@@ -121,7 +121,7 @@ def publish_plan(
 
     def tally_close(close: Mapping[str, Any], outcome: str) -> None:
         counts[outcome] = counts.get(outcome, 0) + 1
-        items.append({"outcome": outcome, "kind": None, "content": None, "key": None,
+        items.append({"outcome": outcome, "kind": None, "content": close.get("text"), "key": None,
                       "target_id": close["statement_id"], "reason": f"the model: superseded by {close['by_event_id']}",
                       "confidence": None, "source_event_ids": [close["by_event_id"]]})  # fmt: skip
 
