@@ -61,8 +61,9 @@ class ReflectionState(ReflectionInput, ReflectionOutput, total=False):
     llm: dict[str, Any]
     """What the LLM call did: attempts, tokens, dropped and why."""
     standing: list[dict[str, Any]]
-    """The user's lasting statements that still hold (id, at, text), shown to the model when the
-    window holds a lasting statement (:mod:`tianma.memory.model_closes`)."""
+    """The user's lasting statements that still hold (id, at, text), shown to the model when one
+    may close another: two or more of them, or one and a lasting statement in the window
+    (:mod:`tianma.memory.model_closes`)."""
     close_statements: list[dict[str, Any]]
     """Statements the model said a later message superseded, checked: statement_id, by_event_id, at."""
 

@@ -23,7 +23,7 @@ learning benchmark's case): then only the rules close.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -36,6 +36,11 @@ STANDING_LIMIT = 30
 """Statements that still hold shown to the model, newest first."""
 MAX_CLOSES = 5
 """Statements one reflection may close on the model's word."""
+
+
+def is_lasting(event: Mapping[str, Any]) -> bool:
+    """A message of the reflection window that is a lasting statement (a statement, not scoped in time)."""
+    return bool(event.get("statement")) and not event["statement"].get("period")
 
 
 def standing_statements(store: SqlMemoryStore, user_id: str, at: datetime) -> list[dict[str, Any]]:
@@ -52,7 +57,7 @@ def checked_closes(
     """The model's answers that hold up (module text): statement id, closer id, closer's time, the
     statement's text."""
     shown = {s["id"]: s for s in standing}
-    closers = {e["id"]: e for e in events if (e.get("statement") or {}) and not e["statement"].get("period")}
+    closers = {e["id"]: e for e in events if is_lasting(e)}
     closers |= shown  # a later statement that still holds, said in an earlier window
     out: list[dict[str, Any]] = []
     for answer in answers:
@@ -67,13 +72,9 @@ def checked_closes(
     return out
 
 
-def close_on_model_word(
-    store: SqlMemoryStore, user_id: str, closes: Sequence[dict[str, Any]], run_id: str
-) -> list[str]:
-    """Close the checked statements (those still open) in reflection run ``run_id``, whose undo
-    reopens them; returns the ids closed now."""
-    closed: list[str] = []
-    for c in closes:
-        closed += store.end_validity(user_id, [c["statement_id"]], c["at"], by=c["by_event_id"],
-                                     how={c["statement_id"]: "revised"}, run_id=run_id)  # fmt: skip
-    return closed
+def close_on_model_word(store: SqlMemoryStore, user_id: str, close: Mapping[str, Any], run_id: str) -> bool:
+    """Close one checked statement, if still open, in reflection run ``run_id`` (whose undo reopens
+    it); whether it was closed now."""
+    sid = close["statement_id"]
+    return bool(store.end_validity(user_id, [sid], close["at"], by=close["by_event_id"], how={sid: "revised"},
+                                   run_id=run_id))  # fmt: skip

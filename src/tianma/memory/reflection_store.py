@@ -156,7 +156,7 @@ def publish_plan(
                 outcome = f"{outcome}_held"
             tally(item, outcome)
         for close in closes:  # checked against what the model was shown (tianma.memory.model_closes)
-            done = close_on_model_word(memory.store, user_id, [close], run_id)
+            done = close_on_model_word(memory.store, user_id, close, run_id)
             tally_close(close, "statement_closed" if done else "statement_already_closed")
         conn.execute(
             t.reflection_runs.insert().values(

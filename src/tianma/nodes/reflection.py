@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 from tianma.graph.reflection import ReflectionDeps, ReflectionState
 from tianma.llm.reflection_schema import ReflectionResult
 from tianma.llm.structured import at_low_temperature, call_structured
-from tianma.memory.model_closes import checked_closes, standing_statements
+from tianma.memory.model_closes import checked_closes, is_lasting, standing_statements
 from tianma.memory.reflection_store import (
     last_reflected_until,
     messages_since_model_call,
@@ -58,7 +58,7 @@ def gather(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[str
     }  # fmt: skip
     lapsed = [r.id for r in existing if not is_current(r, sources, state["at"])]
     standing = standing_statements(store, state["user_id"], state["at"])  # shown when one may close another
-    lasting = any(e.get("statement") and not e["statement"].get("period") for e in events)
+    lasting = any(is_lasting(e) for e in events)
     standing = standing if len(standing) > 1 or (standing and lasting) else []
     return {"events": events, "existing": [record_to_dict(r) for r in existing], "until": until,
             "streaks": {r.id: streaks[r.id] for r in existing if r.id in streaks},
@@ -103,8 +103,7 @@ def reflect(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[st
         proposals.append(Proposal("experience", content, topic.event_ids, "rules", key=f"topic.{topic.topic}",
                                   importance=RECURRING_TOPIC_IMPORTANCE))  # fmt: skip
     settled = {e for p in proposals for e in p.source_event_ids}
-    unsettled = [e["id"] for e in events if e.get("statement") and not e["statement"].get("period")
-                 and e["id"] not in settled]  # fmt: skip
+    unsettled = [e["id"] for e in events if is_lasting(e) and e["id"] not in settled]
     llm: dict[str, Any] = {"called": False, "unsettled": len(unsettled)}
     closes: list[dict[str, Any]] = []
     every = runtime.context.settings.learning.model_every_messages

@@ -541,12 +541,7 @@ class SqlMemoryStore:
         r = t.records.c
         reopened: list[str] = []
         with map_sql_errors(), self.tx.begin() as conn:
-            rows = conn.execute(
-                select(r.id, r.data).where(
-                    r.user_id == user_id, r.key >= STATEMENT_KEYS[0], r.key < STATEMENT_KEYS[1], r.valid_until.is_not(None)
-                )
-            ).all()
-            for x in rows:
+            for x in self._closed_statements(conn, user_id):
                 if (x.data or {}).get("closed_in_run") != run_id:
                     continue
                 data = {k: v for k, v in x.data.items() if k not in ("closed_by", "closed_as", "closed_in_run")}
@@ -555,16 +550,21 @@ class SqlMemoryStore:
         return reopened
 
     @staticmethod
-    def _pass_revision_on(conn: Connection, user_id: str, revised: list[str], by: str) -> None:
+    def _closed_statements(conn: Connection, user_id: str) -> list[Any]:
+        """Id and data of every closed statement of the user."""
+        r = t.records.c
+        return list(conn.execute(
+            select(r.id, r.data).where(
+                r.user_id == user_id, r.key >= STATEMENT_KEYS[0], r.key < STATEMENT_KEYS[1], r.valid_until.is_not(None)
+            )
+        ).all())  # fmt: skip
+
+    @classmethod
+    def _pass_revision_on(cls, conn: Connection, user_id: str, revised: list[str], by: str) -> None:
         """Statements that only said again what a now revised statement said are revised too: the
         wish they stated no longer holds (“先给结论” said twice, then “不用先给结论了”)."""
-        r = t.records.c
         while revised:
-            rows = conn.execute(
-                select(r.id, r.data).where(
-                    r.user_id == user_id, r.key >= STATEMENT_KEYS[0], r.key < STATEMENT_KEYS[1], r.valid_until.is_not(None)
-                )
-            ).all()
+            rows = cls._closed_statements(conn, user_id)
             chained = [x for x in rows if (x.data or {}).get("closed_by") in revised
                        and (x.data or {}).get("closed_as") == "restated"]  # fmt: skip
             for x in chained:
