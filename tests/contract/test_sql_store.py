@@ -226,6 +226,18 @@ def test_a_revision_ends_the_statements_it_replaced_and_what_restated_them(store
     assert [r.id for r in store.current_statements("u", T0 + timedelta(minutes=3))] == [revised]
 
 
+def test_put_data_sets_entries_of_the_users_own_records_only(store: SqlMemoryStore) -> None:
+    mine = statement(store, "以后先给结论", "statement.style", 0)
+    theirs = statement(store, "回答用中文", "statement.lang", 1)
+    store.end_validity("u", [mine], T0 + timedelta(minutes=2), theirs, {mine: "revised"})
+    store.put_data("u", {mine: {"subject_vector": {"embedder": "e", "f16": "AAA="}}, "no-such-id": {"x": 1}})
+    assert store.get(mine).data == {"closed_by": theirs, "closed_as": "revised",
+                                    "subject_vector": {"embedder": "e", "f16": "AAA="}}  # fmt: skip
+    store.put_data("v", {theirs: {"x": 1}})  # another user's record: left alone
+    assert "x" not in store.get(theirs).data
+    store.put_data("u", {})
+
+
 def test_forgetting_a_dialogue_blanks_its_text_elsewhere(store: SqlMemoryStore) -> None:
     (ev,), _ = store.add_events([event("u", "我的新地址是西湖区文三路")])
     (kept,), _ = store.add_events([event("u", "别的话题", dialogue="d2")])

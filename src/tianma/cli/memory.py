@@ -24,6 +24,7 @@ from tianma.cli.app import (
 from tianma.cli.connection import connect, require_no_server
 from tianma.cli.home import require_writable
 from tianma.errors import InvalidInputError
+from tianma.memory import subject_vectors
 from tianma.operations import memory as ops
 from tianma.settings import Settings, describe_zone
 from tianma.storage.records import KINDS, STATUSES, MemoryRecord
@@ -93,7 +94,7 @@ def show_memory(
         "reply": r.reply,
         "source events": ", ".join(r.source_event_ids),
         "source": r.provenance.source,
-        "data": r.data or None,
+        "data": {k: v for k, v in (r.data or {}).items() if k != subject_vectors.FIELD} or None,  # a vector, not for reading
     }
     for name, value in rows.items():
         if isinstance(value, datetime):

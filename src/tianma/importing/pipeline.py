@@ -152,12 +152,11 @@ def _close(
     a statement already handled changes nothing (what is closed is not current any more)."""
     if not settings.learning.close_superseded or not statements:
         return
-    background, subjects = anchors.statement_background(), anchors.statement_subjects()
     batch = {r.id for r, _ in statements}
     with memory.store.tx.unit():
         for record, vector in sorted(statements, key=lambda s: (s[0].at or utcnow(), s[0].id)):
-            out.closed += len(close_superseded(memory, record, vector, background, subjects))
-            out.outdated += close_by_newer(memory, record, vector, background, subjects, utcnow(), batch) is not None
+            out.closed += len(close_superseded(memory, record, vector, anchors))
+            out.outdated += close_by_newer(memory, record, vector, anchors, utcnow(), batch) is not None
 
 
 def _cut(text: str, limit: int, out: Stored) -> str:

@@ -82,6 +82,11 @@ class AnchorCache:
         the centre that statement comparisons subtract."""
         return shipped_vectors.vectors(self.embedder, "statement_background")
 
+    def statement_background_queries(self) -> Matrix:
+        """The same statements embedded as queries: the centre of the subject comparison that
+        closes statements (:mod:`tianma.memory.subject_vectors`)."""
+        return shipped_vectors.vectors(self.embedder, "statement_background_queries")
+
     def statement_subjects(self) -> SubjectLabels:
         """The subject labels statements are projected on (:mod:`tianma.memory.subjects`)."""
         return _SUBJECTS.get(self.embedder)

@@ -1,8 +1,10 @@
 """The vectors of the shipped text lists that statement comparisons use.
 
 ``data/statement_background.txt`` (ordinary statements about oneself, embedded as passages: the
-centre statement comparisons subtract) and ``data/statement_subjects.txt`` (subject labels,
-embedded as queries: a label asks “is this about …?”). For the default embedder the vectors are
+centre statement comparisons subtract; and embedded as queries, the centre of the subject
+comparison that closes statements, :mod:`tianma.memory.subject_vectors`) and
+``data/statement_subjects.txt`` (subject labels, embedded as queries: a label asks “is this
+about …?”). For the default embedder the vectors are
 shipped (``data/<list>.<embedder>.npz`` with the list's sha256); regenerate them with ``python
 -m tianma.memory.shipped_vectors`` after editing a list (a test fails until then).
 """
@@ -19,22 +21,29 @@ from tianma.memory.per_embedder import PerEmbedder, shipped_path
 from tianma.storage.protocols import Embedder, Matrix
 
 _DATA = Path(__file__).parent / "data"
-ListName = Literal["statement_background", "statement_subjects"]
+ListName = Literal["statement_background", "statement_background_queries", "statement_subjects"]
 KINDS: dict[ListName, Literal["passage", "query"]] = {
     "statement_background": "passage",
+    "statement_background_queries": "query",
     "statement_subjects": "query",
 }
+_SOURCES: dict[ListName, str] = {"statement_background_queries": "statement_background"}
+"""Lists embedded from another list's file (the same statements, embedded the other way)."""
+
+
+def _source(name: ListName) -> Path:
+    return _DATA / f"{_SOURCES.get(name, name)}.txt"
 
 
 def lines(name: ListName) -> tuple[str, ...]:
     """The list's entries (blank lines and ``#`` comments left out)."""
-    raw = (_DATA / f"{name}.txt").read_text(encoding="utf-8").splitlines()
+    raw = _source(name).read_text(encoding="utf-8").splitlines()
     return tuple(x.strip() for x in raw if x.strip() and not x.strip().startswith("#"))
 
 
 def source_sha256(name: ListName) -> str:
     """What the shipped vectors were computed from: the list and how it is embedded."""
-    return hashlib.sha256(f"{KINDS[name]}\n".encode() + (_DATA / f"{name}.txt").read_bytes()).hexdigest()
+    return hashlib.sha256(f"{KINDS[name]}\n".encode() + _source(name).read_bytes()).hexdigest()
 
 
 def computed(embedder: Embedder, name: ListName) -> Matrix:

@@ -6,7 +6,8 @@ it was said, and — when it was scoped in time — valid until that period ends
 closes the user's earlier statements about the same subject at the moment it is said, whatever
 its phrasing: a correction, a reversal or simply the opposite wish. Whether two statements are
 about the same subject is decided against the prior statements themselves: closeness in meaning
-(the e5 passage vectors the turn already has) or the same structured key from the rule extractor.
+(e5 query vectors, :mod:`tianma.memory.subject_vectors`: the turn already has the message's) or
+the same structured key from the rule extractor.
 No model is called; this runs inside the turn, after the event is written.
 
 Learnt records (facts, preferences, experiences) derived from statements follow their sources: a
@@ -21,11 +22,12 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, tzinfo
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from tianma.memory.service import Memory
+from tianma.memory.subject_vectors import subject_vectors
 from tianma.memory.subjects import SubjectLabels
 from tianma.policies.aspects import aspects, relation
 from tianma.policies.reflection import has_negation, normalise
@@ -44,27 +46,55 @@ from tianma.storage.sql_store import SqlMemoryStore
 from tianma.text.extract import extract_statements
 from tianma.text.tokenize import token_set
 
+if TYPE_CHECKING:
+    from tianma.memory.search import AnchorCache
+
 STATEMENT_PREFIX = "statement."
-SAME_SUBJECT = 0.5
-"""Centred cosine (plus :data:`SHARED_WORD_BONUS`) at or above which a new statement is about the
-subject of an earlier one. e5 puts every "I prefer …" sentence near every other (raw cosines
-0.85–0.93 whatever the subject), so the comparison first subtracts the mean of a background of
-ordinary statements and of the user's own current ones. A revision cue (不对, actually …) does not
-lower it: a correction restating one wish must not close the nearest wish of another subject.
-Tuned on the dev users of the learning benchmark only (README, "How it learns")."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Closeness:
+    """Thresholds of the same-subject test on one kind of vector (centred cosine, plus
+    :data:`SHARED_WORD_BONUS`)."""
+
+    subject: float
+    """At or above it a new statement is about the subject of an earlier one. e5 puts every “I
+    prefer …” sentence near every other (raw cosines 0.85–0.93 whatever the subject), so the
+    comparison first subtracts the mean of a background of ordinary statements and of the
+    user's own current ones. A revision cue (不对, actually …) does not lower it: a correction
+    restating one wish must not close the nearest wish of another subject."""
+    label: float
+    """Enough when both have the same subject label (:mod:`tianma.memory.subjects`)."""
+    aspect: float
+    """Enough when both name the same facet (:mod:`tianma.policies.aspects`: the length of
+    answers, a budget, a time of day …); two that name facets and share none are never the same
+    subject by closeness alone."""
+
+    def enough(self, score: float, label: bool, facet: bool, floor: float | None = None) -> bool:
+        """Closeness enough to be about the same subject: ``floor`` (:attr:`subject`, or higher
+        to keep only the nearest), :attr:`label` with a shared subject label, or :attr:`aspect`
+        with a shared facet."""
+        return (score >= (self.subject if floor is None else floor) or (label and score >= self.label)
+                or (facet and score >= self.aspect))  # fmt: skip
+
+
+CLOSING = Closeness(subject=0.4, label=0.1, aspect=0.2)
+"""What closes a statement, on subject vectors (e5 queries, :mod:`tianma.memory.subject_vectors`):
+the passage thresholds (:data:`ON_PASSAGES`) less 0.1, which closes as few statements of other
+subjects on the dev users (query scores sit ~0.1 lower at the same rate). Chosen on the dev users
+of the learning benchmark only (README, “How it learns”): hit / stale dev 94.9 / 4.4 → 95.3 /
+4.1 %, dev2 98.4 / 6.5 → 98.4 / 5.9 %, dev3 97.1 / 14.9 → 97.4 / 12.5 %; 0.05 less closes too
+little (dev3 stale 16.9 %), 0.15 too much (dev2 hit 95.6 %)."""
+ON_PASSAGES = Closeness(subject=0.5, label=0.2, aspect=0.3)
+"""The same test on passage vectors (the search index's): a retrieved message outdated by a newer
+statement in the same prompt (:func:`outdated_by_statements`) — any message, not only statements,
+so no subject vector. Tuned on the dev users; the facet threshold chosen on the independent
+statement pairs (replacements closed 124 → 138 of 318, other subjects 42 → 42 of 304)."""
 SHARED_WORD_BONUS = 0.1
 """Added when the two statements share a content word (two characters or more)."""
-SAME_LABEL = 0.2
-"""Centred cosine enough when both statements have the same subject label
-(:mod:`tianma.memory.subjects`)."""
 _ADDITIVE = re.compile(r"\b(?:also|too|as well|another|in addition)\b|也对|还对|也有|另外|此外|还有", re.IGNORECASE)
 """A statement that adds to what was said (“I'm also allergic to …”) does not replace a
 statement of the same label; only one close in meaning or with the same key."""
-SAME_ASPECT = 0.3
-"""Centred cosine enough when both statements name the same facet (:mod:`tianma.policies.aspects`:
-the length of answers, a budget, a time of day …); two that name facets and share none are never
-the same subject by closeness alone. Chosen on the independent statement pairs (replacements
-closed 124 → 138 of 318, other subjects 42 → 42 of 304)."""
 NEAREST_MARGIN = 0.15
 """Only the earlier statements within this of the best match are closed: a new wish replaces the
 statement it is nearest to, not everything in its neighbourhood."""
@@ -129,17 +159,16 @@ def cue_of(record: MemoryRecord) -> StatementCue | None:
 
 
 def close_superseded(
-    memory: Memory, event: MemoryRecord, vector: np.ndarray | None, background: np.ndarray,
-    subjects: SubjectLabels | None = None,
+    memory: Memory, event: MemoryRecord, vector: np.ndarray | None, anchors: AnchorCache,
 ) -> list[str]:  # fmt: skip
     """Close the earlier lasting statements of the user about the same subject as ``event``.
 
     A time-scoped statement (a mood, “今天别推荐贵的”) closes nothing: it does not overturn a
-    lasting wish, it only holds beside it for its period. ``background``: embeddings of ordinary
-    statements (:meth:`tianma.memory.search.AnchorCache.statement_background`); ``subjects``: the
-    subject labels (:mod:`tianma.memory.subjects`) — an earlier statement of the same subject label
-    is closed from a lower closeness (:data:`SAME_LABEL`), unless the new one only adds to it
-    (“I'm also allergic to shellfish”). Returns the ids closed.
+    lasting wish, it only holds beside it for its period. ``vector``: the event's passage vector
+    (None: embedded now); ``anchors``: the background statements and the subject labels
+    (:mod:`tianma.memory.subjects`) — an earlier statement of the same subject label is closed
+    from a lower closeness (:attr:`Closeness.label`), unless the new one only adds to it (“I'm
+    also allergic to shellfish”). Returns the ids closed.
     """
     cue = cue_of(event)
     at = event.at
@@ -155,7 +184,10 @@ def close_superseded(
         return []
     if vector is None:
         vector = memory.embedder.embed_passages([event.content])[0]
-    same = _same_subject(event, cue, vector, current, [stored[r.id] for r in current], background, subjects)
+    mine, *theirs = subject_vectors(memory, [event, *current])
+    same = _same_subject(event, cue, Compared(vector, mine), current,
+                         [Compared(stored[r.id], v) for r, v in zip(current, theirs, strict=True)],
+                         anchors.statement_background_queries(), anchors.statement_subjects())  # fmt: skip
     if not same:
         return []
     said = _said(event)
@@ -163,42 +195,45 @@ def close_superseded(
     return memory.store.end_validity(event.user_id, [r.id for r in same], at, by=event.id, how=how)
 
 
+class Compared(NamedTuple):
+    """A statement's two vectors: the passage (its subject labels) and the subject vector (its
+    closeness to other statements, :mod:`tianma.memory.subject_vectors`)."""
+
+    passage: np.ndarray
+    subject: np.ndarray
+
+
 def _same_subject(
-    event: MemoryRecord, cue: StatementCue, vector: np.ndarray, earlier: Sequence[MemoryRecord],
-    vectors: Sequence[np.ndarray], background: np.ndarray, subjects: SubjectLabels | None,
+    event: MemoryRecord, cue: StatementCue, mine: Compared, earlier: Sequence[MemoryRecord],
+    theirs: Sequence[Compared], background: np.ndarray, subjects: SubjectLabels | None,
 ) -> list[MemoryRecord]:  # fmt: skip
     """Those of the ``earlier`` lasting statements that ``event`` is about: the same extracted
-    key; or, unless the two name different facets (:mod:`tianma.policies.aspects`), closeness at
-    or above :data:`SAME_SUBJECT` within :data:`NEAREST_MARGIN` of the best, the same subject
-    label from :data:`SAME_LABEL` or the same facet from :data:`SAME_ASPECT` (the last two not
-    for a statement that only adds)."""
-    scores = subject_scores(event, vector, earlier, vectors, background)
+    key; or, unless the two name different facets (:mod:`tianma.policies.aspects`), closeness
+    (:data:`CLOSING`, centred on ``background``: the background statements as queries) from its
+    subject threshold within :data:`NEAREST_MARGIN` of the best, the same subject label from its
+    label threshold or the same facet from its facet threshold (the last two not for a statement
+    that only adds)."""
+    scores = subject_scores(event, mine.subject, earlier, [v.subject for v in theirs], background)
     keys = {k for k, _, _ in _said(event)}
     best = max(scores)
     replaces = cue.reversal or not _ADDITIVE.search(event.content)
-    labelled = subjects.shared(vector, list(vectors)) if subjects is not None and replaces else [False] * len(earlier)
+    labelled = (subjects.shared(mine.passage, [v.passage for v in theirs]) if subjects is not None and replaces
+                else [False] * len(earlier))  # fmt: skip
     facets = aspects(event.content)
-    floor = max(SAME_SUBJECT, best - NEAREST_MARGIN)
+    floor = max(CLOSING.subject, best - NEAREST_MARGIN)
     same: list[MemoryRecord] = []
     for r, score, label in zip(earlier, scores, labelled, strict=True):
         facet = relation(facets, aspects(r.content))
         if keys & {k for k, _, _ in _said(r)} or (
-            facet is not False and _close_enough(score, label, bool(facet) and replaces, floor)
+            facet is not False and CLOSING.enough(score, label, bool(facet) and replaces, floor)
         ):
             same.append(r)
     return same
 
 
-def _close_enough(score: float, label: bool, facet: bool, floor: float = SAME_SUBJECT) -> bool:
-    """Closeness enough to be about the same subject: ``floor`` (:data:`SAME_SUBJECT`, or higher
-    to keep only the nearest), :data:`SAME_LABEL` with a shared subject label, or
-    :data:`SAME_ASPECT` with a shared facet."""
-    return score >= floor or (label and score >= SAME_LABEL) or (facet and score >= SAME_ASPECT)
-
-
 def close_by_newer(
-    memory: Memory, event: MemoryRecord, vector: np.ndarray, background: np.ndarray, subjects: SubjectLabels,
-    now: datetime, skip: Iterable[str] = (),
+    memory: Memory, event: MemoryRecord, vector: np.ndarray, anchors: AnchorCache, now: datetime,
+    skip: Iterable[str] = (),
 ) -> str | None:  # fmt: skip
     """Close a lasting statement recorded *after* newer ones (an import of older history) at the
     first newer current lasting statement about its subject, as that one would have closed it
@@ -215,10 +250,16 @@ def close_by_newer(
         key=lambda r: r.at or now,
     )  # fmt: skip
     stored = memory.vectors.get_vectors(event.user_id, [r.id for r in newer]) if newer else {}
-    for later in (r for r in newer if r.id in stored):
+    newer = [r for r in newer if r.id in stored]
+    if not newer:
+        return None
+    mine, *theirs = subject_vectors(memory, [event, *newer])
+    background, subjects = anchors.statement_background_queries(), anchors.statement_subjects()
+    for later, subject in zip(newer, theirs, strict=True):
         later_cue = cue_of(later)
         assert later_cue is not None and later.at is not None  # filtered above
-        if _same_subject(later, later_cue, stored[later.id], [event], [vector], background, subjects):
+        if _same_subject(later, later_cue, Compared(stored[later.id], subject), [event], [Compared(vector, mine)],
+                         background, subjects):  # fmt: skip
             how = {event.id: _how(later_cue, later.content, _said(later), event)}
             memory.store.end_validity(event.user_id, [event.id], later.at, by=later.id, how=how)
             return later.id
@@ -230,10 +271,10 @@ def outdated_by_statements(
     background: np.ndarray, subjects: SubjectLabels,
 ) -> set[str]:  # fmt: skip
     """Ids of the retrieved ``records`` that a newer current lasting statement in ``statements``
-    is about: centred closeness ≥ :data:`SAME_SUBJECT`, or ≥ :data:`SAME_LABEL` with the same
-    subject label — the thresholds that close statements (:func:`close_superseded`), without
-    its nearest-only margin (every older message of the subject is outdated); the facets of
-    :mod:`tianma.policies.aspects` only widen it (a shared facet from :data:`SAME_ASPECT`) and never
+    is about, on passage vectors (:data:`ON_PASSAGES`): centred closeness from its subject
+    threshold, or from its label threshold with the same subject label — without the
+    nearest-only margin of closing (every older message of the subject is outdated); the facets of
+    :mod:`tianma.policies.aspects` only widen it (a shared facet from its facet threshold) and never
     veto (a stray facet, 晚上 in “看多了晚上老做噩梦”, must not keep an outdated message in). A
     message that was never a statement (a complaint phrased as a question, “怎么又给我推航班了”)
     cannot be closed when it is said; beside a newer statement of its subject in the same prompt
@@ -246,7 +287,7 @@ def outdated_by_statements(
     content = {r.id: r.content for r in older}
 
     @cache
-    def facets_of(record_id: str) -> frozenset[str]:  # only when closeness reaches SAME_ASPECT, once each
+    def facets_of(record_id: str) -> frozenset[str]:  # only when closeness reaches the facet threshold, once each
         return aspects(content[record_id])
 
     out: set[str] = set()
@@ -262,7 +303,7 @@ def outdated_by_statements(
         facets = aspects(newer.content)
         out |= {
             r.id for r, score, label in zip(before, scores, labelled, strict=True)
-            if _close_enough(score, label, score >= SAME_ASPECT and bool(relation(facets, facets_of(r.id))))
+            if ON_PASSAGES.enough(score, label, score >= ON_PASSAGES.aspect and bool(relation(facets, facets_of(r.id))))
         }  # fmt: skip
     return out
 
@@ -355,8 +396,8 @@ MAX_RESIDENT = 8
 
 
 MARK_SUBJECT = 0.35
-"""Below :data:`SAME_SUBJECT` a newer statement does not close an older one, but from this score
-on the older one is shown *marked* as replaced by it (“已于 11月20日 改为：…”), so the model
+"""Below the subject threshold a newer statement does not close an older one, but from this score
+(on passage vectors, as :data:`ON_PASSAGES`) on the older one is shown *marked* as replaced by it (“已于 11月20日 改为：…”), so the model
 reads which holds; a wrong mark costs less than a wrong close (both stay visible)."""
 
 

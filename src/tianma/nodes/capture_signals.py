@@ -15,6 +15,7 @@ from tianma.graph.state import TurnState, TurnUpdate
 from tianma.guardrails.secrets import storable
 from tianma.guardrails.zones import may_stand_as_stated
 from tianma.llm.summary import summarise_with_model
+from tianma.memory import subject_vectors
 from tianma.memory.feedback import apply_signal
 from tianma.memory.reflection_store import reflection_due
 from tianma.memory.shortterm import REPLACE_EVERY, fold_window
@@ -124,6 +125,17 @@ def stored_reply(reply: str | None, deps: Deps) -> str | None:
     return None if reply is None else storable(reply, deps.settings.guardrails.pii_redaction)[0]
 
 
+def _with_subject_vector(stated: dict[str, Any], text: str, state: TurnState, deps: Deps) -> dict[str, Any]:
+    """A lasting statement keeps the query vector retrieve embedded beside its passage: what it is
+    about (:mod:`tianma.memory.subject_vectors`). Without one (retrieve did not run, or the text
+    stored is not the message) it is embedded when first compared."""
+    query = state.get("message_vector")
+    if not state.get("passage_vector") or not query or text != state["message"]:
+        return stated
+    subject = {subject_vectors.FIELD: subject_vectors.encoded(deps.memory.embedder, text, np.asarray(query))}
+    return {**stated, "data": {**stated.get("data", {}), **subject}}
+
+
 def _record(state: TurnState, deps: Deps, passing: bool, other: bool, lasting: bool, leaning: bool) -> TurnUpdate:
     regenerated = deps.client.regenerates if deps.client is not None else None
     if regenerated and deps.memory.store.get_many(state["user_id"], [regenerated]):  # not forgotten since
@@ -138,6 +150,8 @@ def _record(state: TurnState, deps: Deps, passing: bool, other: bool, lasting: b
     if state.get("experiment"):  # which arm served the turn: the experiment's report reads it
         stated = {**stated, "data": {**stated.get("data", {}), "experiment": {"name": state["experiment"],
                                                                            "arm": state.get("arm", "")}}}  # fmt: skip
+    if stated.get("key") and stated.get("valid_until") is None:
+        stated = _with_subject_vector(stated, text, state, deps)
     event = NewEvent(user_id=user_id, role="user", text=text, at=at, dialogue_id=state["dialogue_id"],
                      reply=stored_reply(state.get("reply"), deps), error=state.get("error"),
                      id=deps.client.event_id if deps.client is not None else None,
@@ -145,8 +159,7 @@ def _record(state: TurnState, deps: Deps, passing: bool, other: bool, lasting: b
     vectors = np.asarray([passage], dtype=np.float32) if passage and not pii else None
     (stored,) = deps.memory.record_events([event], vectors)
     closed = (
-        close_superseded(deps.memory, stored, None if vectors is None else vectors[0],
-                         deps.anchors.statement_background(), deps.anchors.statement_subjects())
+        close_superseded(deps.memory, stored, None if vectors is None else vectors[0], deps.anchors)
         if deps.settings.learning.close_superseded
         else []
     )

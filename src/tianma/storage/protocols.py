@@ -216,6 +216,11 @@ class RecordWriter(Protocol):
         """End the records' validity at ``at``, replaced by ``by``; the ids closed now."""
         ...
 
+    def put_data(self, user_id: str, entries: Mapping[str, Mapping[str, Any]]) -> None:
+        """Set these top-level entries of the records' data (record id → entries); another
+        user's record or an unknown id is left alone."""
+        ...
+
     def delete(
         self, user_id: str, record_ids: Sequence[str] | None = None, *, dialogue_id: str | None = None
     ) -> Deleted:

@@ -536,6 +536,16 @@ class SqlMemoryStore:
             self._pass_revision_on(conn, user_id, [i for i in closed if how.get(i, "revised") == "revised"], by)
         return closed
 
+    def put_data(self, user_id: str, entries: Mapping[str, Mapping[str, Any]]) -> None:
+        """Set these top-level entries of the records' data (record id → entries); another
+        user's record or an unknown id is left alone."""
+        if not entries:
+            return
+        rec = t.records.c
+        with map_sql_errors(), self.tx.begin() as conn:
+            for row in conn.execute(select(rec.id, rec.data).where(rec.user_id == user_id, rec.id.in_(list(entries)))):
+                conn.execute(update(t.records).where(rec.id == row.id).values(data={**(row.data or {}), **entries[row.id]}))
+
     def reopen_closed_in_run(self, user_id: str, run_id: str) -> list[str]:
         """Reopen the statements a reflection run closed on its model's word (its undo)."""
         r = t.records.c

@@ -64,6 +64,11 @@ def test_memory_list_show_forget(home: Path) -> None:
         birthday = next(r for r in rt.memories("me") if "生日" in r.content)
     shown = runner.invoke(app, ["memory", "show", birthday.id[:8], "--home", str(home)])
     assert shown.exit_code == 0 and birthday.id in shown.output and "source events" in shown.output
+    with Runtime(Settings(home=home), chat_model=ScriptedChatModel()) as rt:
+        jazz = next(r for r in rt.memories("me", kind="event") if "爵士乐" in r.content)
+        assert "subject_vector" in jazz.data  # a statement keeps the vector it is compared by …
+    stated = runner.invoke(app, ["memory", "show", jazz.id[:8], "--home", str(home)])
+    assert "statement" in stated.output and "subject_vector" not in stated.output  # … not shown as text
     refused = runner.invoke(app, ["memory", "forget", birthday.id[:8], "--home", str(home)], input="n\n")
     assert refused.exit_code != 0
     forgot = runner.invoke(app, ["memory", "forget", birthday.id[:8], "--yes", "--home", str(home)])

@@ -1,0 +1,54 @@
+"""A lasting statement keeps the vector it is compared by; one without it gets it once."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+
+from tests.conftest import RuntimeFactory
+from tianma.memory.subject_vectors import FIELD, decoded, encoded
+from tianma.storage.protocols import Embedder
+from tianma.storage.records import MemoryRecord, Provenance
+
+D0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+
+
+def test_a_lasting_statement_keeps_its_query_vector_and_a_mood_keeps_none(make_runtime: RuntimeFactory,
+                                                                          e5: Embedder) -> None:  # fmt: skip
+    rt = make_runtime()
+    wish = rt.chat("u", "以后回答我的问题请先给结论，再讲细节。", dialogue_id="d0", at=D0)
+    mood = rt.chat("u", "今天好累，心情很差。", dialogue_id="d0", at=D0 + timedelta(minutes=1))
+    kept = decoded(e5, rt.memory.store.get(wish.event_id))
+    assert kept is not None
+    assert float(kept @ e5.embed_query("以后回答我的问题请先给结论，再讲细节。")) > 0.999
+    assert FIELD not in rt.memory.store.get(mood.event_id).data
+
+
+def test_a_statement_without_one_gets_it_when_first_compared(make_runtime: RuntimeFactory, e5: Embedder) -> None:
+    rt = make_runtime()
+    first = rt.chat("u", "I'm vegetarian, so no meat in any recipe.", dialogue_id="d0", at=D0)
+    other = rt.chat("u", "From now on keep your answers short.", dialogue_id="d0", at=D0 + timedelta(minutes=1))
+    rt.memory.store.put_data("u", {first.event_id: {FIELD: None}, other.event_id: {FIELD: {"embedder": "another"}}})
+    assert decoded(e5, rt.memory.store.get(first.event_id)) is None
+
+    rt.chat("u", "Actually I eat fish again now.", dialogue_id="d1", at=D0 + timedelta(days=1))
+    for event_id, text in ((first.event_id, "I'm vegetarian, so no meat in any recipe."),
+                           (other.event_id, "From now on keep your answers short.")):  # fmt: skip
+        kept = decoded(e5, rt.memory.store.get(event_id))
+        assert kept is not None and float(kept @ e5.embed_query(text)) > 0.999
+
+
+def test_what_cannot_be_read_is_no_vector(e5: Embedder) -> None:
+    def record(entry: object) -> MemoryRecord:
+        return MemoryRecord(id="r", user_id="u", kind="event", content="x", created_at=D0, updated_at=D0,
+                            provenance=Provenance(), data={FIELD: entry})  # fmt: skip
+
+    good = encoded(e5, "x", np.ones(e5.dim, dtype=np.float32))
+    assert decoded(e5, record(good)) is not None
+    assert np.allclose(decoded(e5, record(good)), 1 / np.sqrt(e5.dim), atol=1e-3)  # kept as a unit vector
+    assert decoded(e5, record({**good, "embedder": "another"})) is None
+    assert decoded(e5, record({**good, "text": "of another text"})) is None
+    assert decoded(e5, record({**good, "f16": "not base64!"})) is None
+    assert decoded(e5, record({**good, "f16": "AAAA"})) is None  # the wrong size
+    assert decoded(e5, record("a string")) is None
