@@ -33,7 +33,8 @@ def _rx(pattern: str) -> re.Pattern[str]:
 ASPECTS: dict[str, re.Pattern[str]] = {
     "detail": _rx(r"(?<!苦)短(?!信|视频|途|期|发|裤|袖|板|剧)|简短|简洁|报数|公式|简单点|精简|啰嗦|太长|长一点|长点|详细|详尽|展开|细一点|写全|写细|一句|两句|三句|几句|字以内|字数|篇幅|解释|讲解|原理|步骤|一步一步|过程|说重点|大段|长篇|一大坨|"
                   r"\b(?:short|shorter|brief|briefly|concise|long(?!\s+(?:contract|time|day|days|week|weeks|run|runs|trip|trips|drive|flights?|term|walks?|way|distance|haul|shifts?|hours|commute|weekends?|story|slow|cook\w*|bak\w*|meals?|recipes?|naps?|hikes?|rides?|baths?|lunch\w*|dinners?))|(?<!no )longer(?! than (?:\d|an?\b|one|two|three|five|ten|fifteen|twenty|thirty|half))|lengthy|detailed|detail|thorough|verbose|succinct|tl;?dr|gist|sentences?|paragraphs?|"
-                  r"one-liners?|walk ?throughs?|in depth|depth|explain\w*|explanations?|preamble|step[- ]by[- ]step|line by line|reasoning|elaborate|summary|summar\w+)\b"),
+                  r"one-liners?|walk ?throughs?|in depth|depth|explain\w*|explanations?|preamble|step[- ]by[- ]step|line by line|reasoning|elaborate|summary|summar\w+|"
+                  r"essays?|walls? of text|rambl\w*)\b"),
     "format": _rx(r"格式|markdown|列表|表格|分点|要点|标题|加粗|编号|排版|符号|"
                   r"\b(?:markdown|bullets?|bullet points?|lists?|tables?|grid|headers?|headings?|bold|formatting|formatted|plain text|numbered|format|outline)\b"),
     "language": _rx(r"中文|英文|英语|汉语|繁体|简体|粤语|日语|日文|法语|德语|韩语|西班牙语|普通话|外语|"
@@ -43,8 +44,9 @@ ASPECTS: dict[str, re.Pattern[str]] = {
                 r"\b(?:tone|formal|casual|playful|humou?r|jokes?|funny|serious|polite|friendly|emojis?|emoticons?|slang|professional|chatty|warm)\b"),
     "order": _rx(r"结论|先说|开门见山|重点先|\b(?:conclusion|bottom line|lead with|up front|upfront|answer first)\b"),
     "sources": _rx(r"出处|来源|引用|参考文献|(?<!open )(?<!open-)\b(?:sources?|citations?|cite|citing|references?)\b"),
-    "units": _rx(r"公里|英里|公斤|千克|磅|摄氏|华氏|公制|英制|"
-                 r"\b(?:km|kms|kilomet(?:er|re)s?|miles?|metric|imperial|pounds|lbs|kg|kilos?|celsius|fahrenheit|units)\b"),
+    "units": _rx(r"公里|英里|公斤|千克|磅|摄氏|华氏|公制|英制|毫升|厘米|英寸|英尺|盎司|"
+                 r"\b(?:km|kms|kilomet(?:er|re)s?|miles?|metric|imperial|pounds|lbs|kg|kilos?|celsius|fahrenheit|units|grams?|"
+                 r"millilit(?:er|re)s?|lit(?:er|re)s?|ounces?|oz|inch(?:es)?|centimet(?:er|re)s?|cm)\b"),
     "jargon": _rx(r"术语|专业词|行话|大白话|通俗|\b(?:jargon|technical terms|medical terms|plain (?:words|english|language)|lay(?:man|person)?'?s? terms)\b"),
     "code": _rx(r"代码|编程|\b(?:c\+\+|c#)|\b(?:python|java|javascript|typescript|golang|rust|ruby|php|swift|kotlin|gdscript|code|snippets?|scripts?)\b"),
     "engine": _rx(r"引擎|\b(?:godot|unity|unreal|gamemaker|game engine|engine)\b"),

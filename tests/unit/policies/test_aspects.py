@@ -34,6 +34,10 @@ from tianma.policies.aspects import aspects, relation
         ("菜谱给我推快手的", "cooking"),
         ("算账直接报数", "detail"),
         ("别列公式", "detail"),
+        ("Grams and millilitres, please, to match the class.", "units"),
+        ("烘焙配方用克和毫升", "units"),
+        ("I think in feet and inches, not centimetres", "units"),
+        ("i dont need the essay, paste the snippet", "detail"),
     ],
 )
 def test_a_statement_names_its_facet(text: str, facet: str) -> None:
@@ -59,6 +63,8 @@ def test_a_shared_domain_does_not_join_two_narrower_facets() -> None:
     ("text", "facet"),
     [
         ("说慢一点", "clock"),  # 一点: a bit, not one o'clock
+        ("I'm an ML engineer", "units"),  # machine learning, not millilitres
+        ("巧克力蛋糕随便推", "units"),
         ("周末去钓鱼", "diet"),  # fishing, not fish on a plate
         ("it no longer matters", "detail"),
         ("a long day at work", "detail"),
