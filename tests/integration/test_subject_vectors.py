@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 
 from tests.conftest import RuntimeFactory
-from tianma.memory.subject_vectors import FIELD, decoded, encoded
+from tianma.memory.subject_vectors import FIELD, decoded, encoded, fill_missing
 from tianma.storage.protocols import Embedder
 from tianma.storage.records import MemoryRecord, Provenance
 
@@ -52,3 +52,20 @@ def test_what_cannot_be_read_is_no_vector(e5: Embedder) -> None:
     assert decoded(e5, record({**good, "f16": "not base64!"})) is None
     assert decoded(e5, record({**good, "f16": "AAAA"})) is None  # the wrong size
     assert decoded(e5, record("a string")) is None
+
+
+def test_serve_gives_an_older_homes_statements_their_vectors_as_it_starts(make_runtime: RuntimeFactory,
+                                                                          e5: Embedder) -> None:  # fmt: skip
+    rt = make_runtime()
+    said = [rt.chat("u", text, dialogue_id="d0", at=D0 + timedelta(minutes=i)).event_id
+            for i, text in enumerate(("以后回答我的问题请先给结论，再讲细节。", "I'm vegetarian, so no meat in any recipe."))]  # fmt: skip
+    rt.chat("v", "From now on keep your answers short.", dialogue_id="d1", at=D0)
+    rt.memory.store.put_data("u", {i: {FIELD: None} for i in said})  # as a home recorded before they were kept
+
+    assert fill_missing(rt.memory, D0 + timedelta(days=1)) == 2
+    assert all(decoded(e5, rt.memory.store.get(i)) is not None for i in said)
+    assert fill_missing(rt.memory, D0 + timedelta(days=1)) == 0  # once
+
+    rt.memory.store.put_data("u", {said[0]: {FIELD: None}})
+    rt._warm_learning()  # what the background worker runs as tianma serve starts
+    assert decoded(e5, rt.memory.store.get(said[0])) is not None
