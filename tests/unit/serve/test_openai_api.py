@@ -7,6 +7,7 @@ import openai
 import pytest
 
 from tests.unit.serve.conftest import MODEL, Served, ServeFactory
+from tianma.memory.subject_vectors import decoded
 
 
 def _client(s: Served, key: str = "unused") -> openai.OpenAI:
@@ -76,3 +77,15 @@ def test_errors_are_openai_errors(serve: ServeFactory) -> None:
     assert "model 'nope:1b' not found" in str(err.value)
     r = httpx.post(f"{s.url}/v1/chat/completions", json={"model": MODEL, "messages": []})
     assert r.status_code == 400 and r.json()["error"]["type"] == "invalid_request_error"
+
+
+def test_a_statement_through_the_proxy_keeps_its_subject_vector_and_closes_what_it_revises(serve: ServeFactory) -> None:
+    s = serve()
+    with _client(s) as client:
+        for text in ("以后回答我的问题请先给结论，再讲细节。", "不对，以后不用先给结论了，直接按步骤讲就行。"):
+            client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": text}])
+    store, embedder = s.runtime.memory.store, s.runtime.memory.embedder
+    (user,) = store.users()
+    first, second = sorted(s.runtime.memories(user, kind="event"), key=lambda r: r.at or r.created_at)
+    assert decoded(embedder, first) is not None and decoded(embedder, second) is not None
+    assert store.get(first.id).data["closed_by"] == second.id
