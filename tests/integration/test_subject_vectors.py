@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
 from tests.conftest import RuntimeFactory
-from tianma.memory.subject_vectors import FIELD, decoded, encoded, fill_missing
+from tianma.memory.statements import fill_subject_vectors
+from tianma.memory.subject_vectors import FIELD, decoded, encoded
 from tianma.storage.protocols import Embedder
 from tianma.storage.records import MemoryRecord, Provenance
 
@@ -62,9 +64,9 @@ def test_serve_gives_an_older_homes_statements_their_vectors_as_it_starts(make_r
     rt.chat("v", "From now on keep your answers short.", dialogue_id="d1", at=D0)
     rt.memory.store.put_data("u", {i: {FIELD: None} for i in said})  # as a home recorded before they were kept
 
-    assert fill_missing(rt.memory, D0 + timedelta(days=1)) == 2
+    assert fill_subject_vectors(rt.memory, D0 + timedelta(days=1), threading.RLock()) == 2
     assert all(decoded(e5, rt.memory.store.get(i)) is not None for i in said)
-    assert fill_missing(rt.memory, D0 + timedelta(days=1)) == 0  # once
+    assert fill_subject_vectors(rt.memory, D0 + timedelta(days=1), threading.RLock()) == 0  # once
 
     rt.memory.store.put_data("u", {said[0]: {FIELD: None}})
     rt._warm_learning()  # what the background worker runs as tianma serve starts

@@ -28,7 +28,7 @@ from datetime import datetime
 from typing import Any
 
 from tianma.llm.reflection_schema import SupersededStatement
-from tianma.memory.statements import cue_of
+from tianma.memory.statements import current_lasting
 from tianma.storage.schema import as_aware
 from tianma.storage.sql_store import SqlMemoryStore
 
@@ -46,8 +46,7 @@ def is_lasting(event: Mapping[str, Any]) -> bool:
 def standing_statements(store: SqlMemoryStore, user_id: str, at: datetime) -> list[dict[str, Any]]:
     """The user's lasting statements that hold at ``at`` (newest :data:`STANDING_LIMIT`), as the
     reflection prompt shows them: id, when, text."""
-    lasting = [r for r in store.current_statements(user_id, at)
-               if (c := cue_of(r)) is not None and c.period is None and r.at is not None]  # fmt: skip
+    lasting = [r for r in current_lasting(store, user_id, at) if r.at is not None]
     return [{"id": r.id, "at": r.at, "text": r.content} for r in lasting[:STANDING_LIMIT]]
 
 

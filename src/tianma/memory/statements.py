@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime, tzinfo
 from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from tianma.memory.service import Memory
-from tianma.memory.subject_vectors import subject_vectors
+from tianma.memory.subject_vectors import decoded, embedded, keep, subject_vectors
 from tianma.memory.subjects import SubjectLabels
 from tianma.policies.aspects import aspects, relation
 from tianma.policies.reflection import has_negation, normalise
@@ -158,6 +159,25 @@ def cue_of(record: MemoryRecord) -> StatementCue | None:
     return StatementCue(info["kind"], info.get("period"), bool(info.get("reversal")), bool(info.get("style")))
 
 
+def current_lasting(store: SqlMemoryStore, user_id: str, at: datetime) -> list[MemoryRecord]:
+    """The user's lasting statements (not scoped in time) that hold at ``at``, newest first."""
+    return [r for r in store.current_statements(user_id, at) if (c := cue_of(r)) is not None and c.period is None]
+
+
+def fill_subject_vectors(memory: Memory, at: datetime, lock: AbstractContextManager[object]) -> int:
+    """Give every user's current lasting statements the subject vectors they lack (a home recorded
+    before they were kept); how many were embedded. Embedded without ``lock`` (the runtime's
+    memory lock), written under it, beside turns that close statements."""
+    done = 0
+    for user_id in memory.store.users():
+        lacking = [r for r in current_lasting(memory.store, user_id, at) if decoded(memory.embedder, r) is None]
+        made = embedded(memory.embedder, lacking)
+        with lock:
+            keep(memory, made)
+        done += len(made)
+    return done
+
+
 def close_superseded(
     memory: Memory, event: MemoryRecord, vector: np.ndarray | None, anchors: AnchorCache,
 ) -> list[str]:  # fmt: skip
@@ -174,10 +194,7 @@ def close_superseded(
     at = event.at
     if cue is None or cue.period is not None or at is None:
         return []
-    current = [
-        r for r in memory.store.current_statements(event.user_id, at)
-        if r.id != event.id and (c := cue_of(r)) is not None and c.period is None
-    ]  # fmt: skip
+    current = [r for r in current_lasting(memory.store, event.user_id, at) if r.id != event.id]
     stored = memory.vectors.get_vectors(event.user_id, [r.id for r in current]) if current else {}
     current = [r for r in current if r.id in stored]
     if not current:
@@ -244,9 +261,8 @@ def close_by_newer(
         return None
     left_out = set(skip)
     newer = sorted(
-        (r for r in memory.store.current_statements(event.user_id, now)
-         if r.at is not None and r.at > event.at and r.id not in left_out
-         and (c := cue_of(r)) is not None and c.period is None),
+        (r for r in current_lasting(memory.store, event.user_id, now)
+         if r.at is not None and r.at > event.at and r.id not in left_out),
         key=lambda r: r.at or now,
     )  # fmt: skip
     stored = memory.vectors.get_vectors(event.user_id, [r.id for r in newer]) if newer else {}

@@ -13,8 +13,8 @@ vector in its data (``data["subject_vector"]``: the embedder's name, a digest of
 unit vector as base64 float16, ~1 KB). A statement stored without one (recorded before this,
 imported, by another embedder, or whose text is not the one embedded) gets it when it is first
 compared, written back once; ``tianma serve`` gives them to a home's current statements as it starts
-(:func:`fill_missing`, in the background worker), so a home recorded before this pays no
-embedding inside a turn.
+(:func:`tianma.memory.statements.fill_subject_vectors`, in the background worker), so a home
+recorded before this pays no embedding inside a turn.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -61,28 +60,20 @@ def decoded(embedder: Embedder, record: MemoryRecord) -> Vector | None:
 
 def subject_vectors(memory: Memory, records: Sequence[MemoryRecord]) -> list[Vector]:
     """Each record's subject vector: kept, or embedded now from its text and kept from now on."""
-    embedder = memory.embedder
-    out: list[Vector | None] = [decoded(embedder, r) for r in records]
-    missing = {r.id: embedder.embed_query(r.content) for r, v in zip(records, out, strict=True) if v is None}
-    if missing:
-        text = {r.id: r.content for r in records}
-        memory.store.put_data(records[0].user_id, {i: {FIELD: encoded(embedder, text[i], v)} for i, v in missing.items()})
-    return [v if v is not None else missing[r.id] for r, v in zip(records, out, strict=True)]
+    kept = [decoded(memory.embedder, r) for r in records]
+    made = embedded(memory.embedder, [r for r, v in zip(records, kept, strict=True) if v is None])
+    keep(memory, made)
+    return [v if v is not None else made[r.id][1] for r, v in zip(records, kept, strict=True)]
 
 
-def fill_missing(memory: Memory, at: datetime) -> int:
-    """Give every user's current lasting statements the subject vectors they lack; how many were
-    embedded (one e5 query each, ~20 ms)."""
-    done = 0
-    for user_id in memory.store.users():
-        lasting = [r for r in memory.store.current_statements(user_id, at) if _lasting(r)]
-        lacking = [r for r in lasting if decoded(memory.embedder, r) is None]
-        if lacking:
-            subject_vectors(memory, lacking)
-            done += len(lacking)
-    return done
+def embedded(embedder: Embedder, records: Sequence[MemoryRecord]) -> dict[str, tuple[MemoryRecord, Vector]]:
+    """The subject vectors of ``records``, embedded now (one e5 query each, ~20 ms)."""
+    return {r.id: (r, embedder.embed_query(r.content)) for r in records}
 
 
-def _lasting(record: MemoryRecord) -> bool:
-    info = (record.data or {}).get("statement")
-    return isinstance(info, dict) and not info.get("period")
+def keep(memory: Memory, made: dict[str, tuple[MemoryRecord, Vector]]) -> None:
+    """Write embedded subject vectors into their records' data (one user's)."""
+    if made:
+        user_id = next(iter(made.values()))[0].user_id
+        entries = {i: {FIELD: encoded(memory.embedder, r.content, v)} for i, (r, v) in made.items()}
+        memory.store.put_data(user_id, entries)
