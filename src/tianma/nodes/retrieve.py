@@ -9,8 +9,9 @@ from langgraph.runtime import Runtime
 from tianma.graph.deps import Deps
 from tianma.graph.state import TurnState, TurnUpdate
 from tianma.memory.embedders import embed_message
+from tianma.memory.resident import resident_profile
 from tianma.memory.search import CHANNELS, hybrid_search
-from tianma.memory.statements import current_only, outdated_by_statements, resident_profile
+from tianma.memory.statements import current_only, outdated_by_statements
 from tianma.storage.records import candidate_to_dict
 from tianma.telemetry import semconv as sc
 from tianma.telemetry.spans import content_capture, current_span
