@@ -9,7 +9,7 @@ import numpy as np
 
 from tests.conftest import RuntimeFactory
 from tianma.memory.statements import fill_subject_vectors
-from tianma.memory.subject_vectors import FIELD, decoded, encoded
+from tianma.memory.subject_vectors import FIELD, Clause, Subject, decoded, encoded
 from tianma.storage.protocols import Embedder
 from tianma.storage.records import MemoryRecord, Provenance
 
@@ -23,8 +23,20 @@ def test_a_lasting_statement_keeps_its_query_vector_and_a_mood_keeps_none(make_r
     mood = rt.chat("u", "今天好累，心情很差。", dialogue_id="d0", at=D0 + timedelta(minutes=1))
     kept = decoded(e5, rt.memory.store.get(wish.event_id))
     assert kept is not None
-    assert float(kept @ e5.embed_query("以后回答我的问题请先给结论，再讲细节。")) > 0.999
+    assert float(kept.vector @ e5.embed_query("以后回答我的问题请先给结论，再讲细节。")) > 0.999
     assert FIELD not in rt.memory.store.get(mood.event_id).data
+
+
+def test_a_statement_of_several_clauses_keeps_those_naming_a_facet(make_runtime: RuntimeFactory, e5: Embedder) -> None:
+    rt = make_runtime()
+    text = "give me headers and bold text, i'm reading your answers in obsidian now and they render nicely"
+    kept = decoded(e5, rt.memory.store.get(rt.chat("u", text, dialogue_id="d0", at=D0).event_id))
+    assert kept is not None
+    assert [c.facets for c in kept.clauses] == [frozenset({"format"})]
+    assert float(kept.clauses[0].vector @ e5.embed_query("give me headers and bold text")) > 0.999
+    single = decoded(e5, rt.memory.store.get(rt.chat("u", "Use metric units from now on.", dialogue_id="d0",
+                                                     at=D0 + timedelta(minutes=1)).event_id))  # fmt: skip
+    assert single is not None and single.clauses == ()  # one clause: the whole is the clause
 
 
 def test_a_statement_without_one_gets_it_when_first_compared(make_runtime: RuntimeFactory, e5: Embedder) -> None:
@@ -38,7 +50,7 @@ def test_a_statement_without_one_gets_it_when_first_compared(make_runtime: Runti
     for event_id, text in ((first.event_id, "I'm vegetarian, so no meat in any recipe."),
                            (other.event_id, "From now on keep your answers short.")):  # fmt: skip
         kept = decoded(e5, rt.memory.store.get(event_id))
-        assert kept is not None and float(kept @ e5.embed_query(text)) > 0.999
+        assert kept is not None and float(kept.vector @ e5.embed_query(text)) > 0.999
 
 
 def test_what_cannot_be_read_is_no_vector(e5: Embedder) -> None:
@@ -46,9 +58,15 @@ def test_what_cannot_be_read_is_no_vector(e5: Embedder) -> None:
         return MemoryRecord(id="r", user_id="u", kind="event", content="x", created_at=D0, updated_at=D0,
                             provenance=Provenance(), data={FIELD: entry})  # fmt: skip
 
-    good = encoded(e5, "x", np.ones(e5.dim, dtype=np.float32))
-    assert decoded(e5, record(good)) is not None
-    assert np.allclose(decoded(e5, record(good)), 1 / np.sqrt(e5.dim), atol=1e-3)  # kept as a unit vector
+    ones = np.ones(e5.dim, dtype=np.float32)
+    good = encoded(e5, "x", Subject(ones, (Clause(frozenset({"format"}), -ones),)))
+    back = decoded(e5, record(good))
+    assert back is not None and [c.facets for c in back.clauses] == [frozenset({"format"})]
+    assert np.allclose(back.vector, 1 / np.sqrt(e5.dim), atol=1e-3)  # kept as a unit vector
+    assert np.allclose(back.clauses[0].vector, -1 / np.sqrt(e5.dim), atol=1e-3)
+    assert decoded(e5, record({k: v for k, v in good.items() if k != "clauses"})) is None  # kept before clauses
+    assert decoded(e5, record({**good, "clauses": [{"facets": ["format"], "f16": "AAAA"}]})) is None
+    assert decoded(e5, record({**good, "clauses": [{"f16": good["f16"]}]})) is None
     assert decoded(e5, record({**good, "embedder": "another"})) is None
     assert decoded(e5, record({**good, "text": "of another text"})) is None
     assert decoded(e5, record({**good, "f16": "not base64!"})) is None

@@ -193,3 +193,14 @@ def test_a_model_that_answers_at_once_is_asked_twice_as_often(make_runtime: Runt
             rt.end_dialogue(f"d{i // 5}", at=day(i // 5, 10))
             rt.reflect("u", at=day(i // 5, 600), trigger="nightly")
     assert 3 < len(calls) <= 5  # first after 40 messages, then every 20: one attempt each
+
+
+def test_a_wish_said_beside_its_reason_closes_the_one_it_changes(make_runtime: RuntimeFactory) -> None:
+    rt = make_runtime(chat_model=ScriptedChatModel(responder=broken))
+    plain = rt.chat("u", "plain text only, no formatting", dialogue_id="a", at=day(0))
+    engine = rt.chat("u", "unity c# for any examples", dialogue_id="a", at=day(1))
+    snippet = rt.chat("u", "skip the walkthrough, snippet and done", dialogue_id="a", at=day(2))
+    change = rt.chat("u", "give me headers and bold text, i'm reading your answers in obsidian now and they render nicely",
+                     dialogue_id="b", at=day(3))  # fmt: skip
+    assert rt.memory.store.get(plain.event_id).data.get("closed_by") == change.event_id
+    assert all(rt.memory.store.get(e.event_id).valid_until is None for e in (engine, snippet))

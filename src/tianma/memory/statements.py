@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from tianma.memory.service import Memory
-from tianma.memory.subject_vectors import decoded, embedded, keep, subject_vectors
+from tianma.memory.subject_vectors import Clause, decoded, embedded, keep, subjects
 from tianma.memory.subjects import SubjectLabels
 from tianma.policies.aspects import aspects, relation
 from tianma.policies.reflection import has_negation, normalise
@@ -201,10 +201,10 @@ def close_superseded(
         return []
     if vector is None:
         vector = memory.embedder.embed_passages([event.content])[0]
-    mine, *theirs = subject_vectors(memory, [event, *current])
-    same = _same_subject(event, cue, Compared(vector, mine), current,
-                         [Compared(stored[r.id], v) for r, v in zip(current, theirs, strict=True)],
-                         anchors.statement_background_queries(), anchors.statement_subjects())  # fmt: skip
+    mine, *theirs = subjects(memory, [event, *current])
+    same = _same_subject(event, cue, Compared(vector, mine.vector), current,
+                         [Compared(stored[r.id], v.vector) for r, v in zip(current, theirs, strict=True)],
+                         anchors.statement_background_queries(), anchors.statement_subjects(), mine.clauses)  # fmt: skip
     if not same:
         return []
     said = _said(event)
@@ -223,13 +223,15 @@ class Compared(NamedTuple):
 def _same_subject(
     event: MemoryRecord, cue: StatementCue, mine: Compared, earlier: Sequence[MemoryRecord],
     theirs: Sequence[Compared], background: np.ndarray, subjects: SubjectLabels | None,
+    clauses: Sequence[Clause] = (),
 ) -> list[MemoryRecord]:  # fmt: skip
     """Those of the ``earlier`` lasting statements that ``event`` is about: the same extracted
     key; or, unless the two name different facets (:mod:`tianma.policies.aspects`), closeness
     (:data:`CLOSING`, centred on ``background``: the background statements as queries) from its
     subject threshold within :data:`NEAREST_MARGIN` of the best, the same subject label from its
-    label threshold or the same facet from its facet threshold (the last two not for a statement
-    that only adds)."""
+    label threshold or the same facet from its facet threshold — of the whole, or of one of its
+    ``clauses`` that names that facet (:mod:`tianma.memory.subject_vectors`) — (the last two not
+    for a statement that only adds)."""
     scores = subject_scores(event, mine.subject, earlier, [v.subject for v in theirs], background)
     keys = {k for k, _, _ in _said(event)}
     best = max(scores)
@@ -238,11 +240,15 @@ def _same_subject(
                 else [False] * len(earlier))  # fmt: skip
     facets = aspects(event.content)
     floor = max(CLOSING.subject, best - NEAREST_MARGIN)
+    parts = [(c.facets, subject_scores(event, c.vector, earlier, [v.subject for v in theirs], background))
+             for c in (clauses if replaces else ())]  # fmt: skip
     same: list[MemoryRecord] = []
-    for r, score, label in zip(earlier, scores, labelled, strict=True):
-        facet = relation(facets, aspects(r.content))
+    for i, (r, score, label) in enumerate(zip(earlier, scores, labelled, strict=True)):
+        own = aspects(r.content)
+        facet = relation(facets, own)
+        by_clause = any(relation(f, own) and s[i] >= CLOSING.aspect for f, s in parts)
         if keys & {k for k, _, _ in _said(r)} or (
-            facet is not False and CLOSING.enough(score, label, bool(facet) and replaces, floor)
+            facet is not False and (CLOSING.enough(score, label, bool(facet) and replaces, floor) or by_clause)
         ):
             same.append(r)
     return same
@@ -269,13 +275,13 @@ def close_by_newer(
     newer = [r for r in newer if r.id in stored]
     if not newer:
         return None
-    mine, *theirs = subject_vectors(memory, [event, *newer])
-    background, subjects = anchors.statement_background_queries(), anchors.statement_subjects()
+    mine, *theirs = subjects(memory, [event, *newer])
+    background, labels = anchors.statement_background_queries(), anchors.statement_subjects()
     for later, subject in zip(newer, theirs, strict=True):
         later_cue = cue_of(later)
         assert later_cue is not None and later.at is not None  # filtered above
-        if _same_subject(later, later_cue, Compared(stored[later.id], subject), [event], [Compared(vector, mine)],
-                         background, subjects):  # fmt: skip
+        if _same_subject(later, later_cue, Compared(stored[later.id], subject.vector), [event],
+                         [Compared(vector, mine.vector)], background, labels, subject.clauses):  # fmt: skip
             how = {event.id: _how(later_cue, later.content, _said(later), event)}
             memory.store.end_validity(event.user_id, [event.id], later.at, by=later.id, how=how)
             return later.id

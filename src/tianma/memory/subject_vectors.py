@@ -15,6 +15,12 @@ imported, by another embedder, or whose text is not the one embedded) gets it wh
 compared, written back once; ``tianma serve`` gives them to a home's current statements as it starts
 (:func:`tianma.memory.statements.fill_subject_vectors`, in the background worker), so a home
 recorded before this pays no embedding inside a turn.
+
+A statement of several clauses whose wish sits beside an account of why (“give me headers and bold
+text, i'm reading your answers in obsidian now and they render nicely”) is, as a whole, near its
+account: its clauses that name a facet (:func:`tianma.policies.aspects.facet_clauses`) are kept
+embedded beside it (``clauses``), and such a clause close to an earlier statement of the same
+facet closes it (:func:`tianma.memory.statements.close_superseded`).
 """
 
 from __future__ import annotations
@@ -22,11 +28,12 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from tianma.memory.service import Memory
+from tianma.policies.aspects import facet_clauses
 from tianma.storage.protocols import Embedder, Vector
 from tianma.storage.records import MemoryRecord
 
@@ -38,19 +45,35 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def encoded(embedder: Embedder, text: str, vector: Vector) -> dict[str, Any]:
-    """The data entry for ``vector``, the query vector of ``text`` by ``embedder``."""
+class Clause(NamedTuple):
+    """A clause of a statement that names a facet: its facets and its query vector."""
+
+    facets: frozenset[str]
+    vector: Vector
+
+
+class Subject(NamedTuple):
+    """What a statement is about: the query vector of its whole text and of its facet clauses."""
+
+    vector: Vector
+    clauses: tuple[Clause, ...]
+
+
+def about(embedder: Embedder, text: str, query: Vector | None = None) -> Subject:
+    """The subject of ``text``: ``query`` (its query vector, when the turn has it) or one e5 query
+    (~20 ms), and one more for each clause naming a facet when it has several clauses."""
+    vector = embedder.embed_query(text) if query is None else np.asarray(query, dtype=np.float32)
+    clauses = tuple(Clause(facets, embedder.embed_query(part)) for part, facets in facet_clauses(text))
+    return Subject(vector, clauses)
+
+
+def _f16(vector: Vector) -> str:
     unit = np.asarray(vector, dtype=np.float32)
     unit = unit / max(float(np.linalg.norm(unit)), 1e-9)
-    return {"embedder": embedder.name, "text": _digest(text),
-            "f16": base64.b64encode(unit.astype("<f2").tobytes()).decode("ascii")}  # fmt: skip
+    return base64.b64encode(unit.astype("<f2").tobytes()).decode("ascii")
 
 
-def decoded(embedder: Embedder, record: MemoryRecord) -> Vector | None:
-    """The vector a record keeps, if it keeps one of ``embedder`` for its text."""
-    entry = (record.data or {}).get(FIELD)
-    if not isinstance(entry, dict) or entry.get("embedder") != embedder.name or entry.get("text") != _digest(record.content):
-        return None
+def _vector(embedder: Embedder, entry: Any) -> Vector | None:
     try:
         raw = np.frombuffer(base64.b64decode(str(entry.get("f16", "")), validate=True), dtype="<f2")
     except (ValueError, TypeError):
@@ -58,21 +81,42 @@ def decoded(embedder: Embedder, record: MemoryRecord) -> Vector | None:
     return raw.astype(np.float32) if raw.size == embedder.dim else None
 
 
-def subject_vectors(memory: Memory, records: Sequence[MemoryRecord]) -> list[Vector]:
-    """Each record's subject vector: kept, or embedded now from its text and kept from now on."""
+def encoded(embedder: Embedder, text: str, subject: Subject) -> dict[str, Any]:
+    """The data entry for ``subject``, the subject of ``text`` by ``embedder``."""
+    return {"embedder": embedder.name, "text": _digest(text), "f16": _f16(subject.vector),
+            "clauses": [{"facets": sorted(c.facets), "f16": _f16(c.vector)} for c in subject.clauses]}  # fmt: skip
+
+
+def decoded(embedder: Embedder, record: MemoryRecord) -> Subject | None:
+    """The subject a record keeps, if it keeps one of ``embedder`` for its text (with its clauses:
+    an entry kept before clauses were is not whole)."""
+    entry = (record.data or {}).get(FIELD)
+    if not isinstance(entry, dict) or entry.get("embedder") != embedder.name or entry.get("text") != _digest(record.content):
+        return None
+    vector, parts = _vector(embedder, entry), entry.get("clauses")
+    if vector is None or not isinstance(parts, list):
+        return None
+    clauses = [(p, _vector(embedder, p)) for p in parts if isinstance(p, dict)]
+    if len(clauses) != len(parts) or any(v is None or not isinstance(p.get("facets"), list) for p, v in clauses):
+        return None
+    return Subject(vector, tuple(Clause(frozenset(map(str, p["facets"])), v) for p, v in clauses if v is not None))
+
+
+def subjects(memory: Memory, records: Sequence[MemoryRecord]) -> list[Subject]:
+    """Each record's subject: kept, or embedded now from its text and kept from now on."""
     kept = [decoded(memory.embedder, r) for r in records]
     made = embedded(memory.embedder, [r for r, v in zip(records, kept, strict=True) if v is None])
     keep(memory, made)
     return [v if v is not None else made[r.id][1] for r, v in zip(records, kept, strict=True)]
 
 
-def embedded(embedder: Embedder, records: Sequence[MemoryRecord]) -> dict[str, tuple[MemoryRecord, Vector]]:
-    """The subject vectors of ``records``, embedded now (one e5 query each, ~20 ms)."""
-    return {r.id: (r, embedder.embed_query(r.content)) for r in records}
+def embedded(embedder: Embedder, records: Sequence[MemoryRecord]) -> dict[str, tuple[MemoryRecord, Subject]]:
+    """The subjects of ``records``, embedded now (:func:`about`)."""
+    return {r.id: (r, about(embedder, r.content)) for r in records}
 
 
-def keep(memory: Memory, made: dict[str, tuple[MemoryRecord, Vector]]) -> None:
-    """Write embedded subject vectors into their records' data (one user's)."""
+def keep(memory: Memory, made: dict[str, tuple[MemoryRecord, Subject]]) -> None:
+    """Write embedded subjects into their records' data (one user's)."""
     if made:
         user_id = next(iter(made.values()))[0].user_id
         entries = {i: {FIELD: encoded(memory.embedder, r.content, v)} for i, (r, v) in made.items()}

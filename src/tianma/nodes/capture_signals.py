@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from langchain_core.language_models import BaseChatModel
@@ -12,6 +12,7 @@ from langgraph.runtime import Runtime
 
 from tianma.graph.deps import Deps
 from tianma.graph.state import TurnState, TurnUpdate
+from tianma.guardrails.pii import PiiMatch
 from tianma.guardrails.secrets import storable
 from tianma.guardrails.zones import may_stand_as_stated
 from tianma.llm.summary import summarise_with_model
@@ -22,6 +23,7 @@ from tianma.memory.shortterm import REPLACE_EVERY, fold_window
 from tianma.memory.statement_model import statement_model
 from tianma.memory.statements import close_superseded, statement_fields
 from tianma.memory.strategy_weights import learn_weights, outcome_of
+from tianma.memory.subject_vectors import Subject
 from tianma.policies.signals import (
     CONFIDENCE,
     STOPPED_CONFIDENCE,
@@ -88,8 +90,11 @@ def capture_signals(state: TurnState, runtime: Runtime[Deps]) -> TurnUpdate:
     other = reading is not None and reading.sure_other
     lasting = reading is not None and reading.sure_statement
     leaning = reading is not None and reading.label == "statement"
+    text, pii = storable(state["message"], deps.settings.guardrails.pii_redaction)
+    stated = statement_fields(text, state["at"], deps.settings.zone, passing, other, lasting, leaning)
+    said = Said(text, pii, stated, _subject(stated, text, state, deps))  # embedded outside the lock
     with deps.lock, deps.memory.store.tx.unit():  # the turn's writes: one transaction, all or nothing
-        update = _record(state, deps, passing, other, lasting, leaning)
+        update = _record(state, deps, said)
     folded = _fold(state, deps)
     if folded:  # the window keeps the redacted message (set by _record) and loses the folded turns
         messages = [*update.get("messages", []), *folded.pop("messages")]
@@ -125,33 +130,46 @@ def stored_reply(reply: str | None, deps: Deps) -> str | None:
     return None if reply is None else storable(reply, deps.settings.guardrails.pii_redaction)[0]
 
 
-def _with_subject_vector(stated: dict[str, Any], text: str, state: TurnState, deps: Deps) -> dict[str, Any]:
-    """A lasting statement keeps the query vector retrieve embedded beside its passage: what it is
-    about (:mod:`tianma.memory.subject_vectors`). Without one (retrieve did not run, or the text
-    stored is not the message) it is embedded when first compared."""
+class Said(NamedTuple):
+    """What the turn keeps of the message, read before the memory lock is taken."""
+
+    text: str
+    """The message without secrets (and PII, as the settings say)."""
+    pii: list[PiiMatch]
+    stated: dict[str, Any]
+    """:func:`~tianma.memory.statements.statement_fields` of ``text``."""
+    subject: Subject | None
+    """What a lasting statement is about (:mod:`tianma.memory.subject_vectors`)."""
+
+
+def _subject(stated: dict[str, Any], text: str, state: TurnState, deps: Deps) -> Subject | None:
+    """A lasting statement's subject: the query vector retrieve embedded beside its passage and the
+    vectors of its facet clauses (embedded here, outside the lock). Without the query (retrieve did
+    not run, or the text stored is not the message) it is embedded when first compared."""
     query = state.get("message_vector")
+    if not stated.get("key") or stated.get("valid_until") is not None:
+        return None
     if not state.get("passage_vector") or not query or text != state["message"]:
-        return stated
-    subject = {subject_vectors.FIELD: subject_vectors.encoded(deps.memory.embedder, text, np.asarray(query))}
-    return {**stated, "data": {**stated.get("data", {}), **subject}}
+        return None
+    return subject_vectors.about(deps.memory.embedder, text, np.asarray(query, dtype=np.float32))
 
 
-def _record(state: TurnState, deps: Deps, passing: bool, other: bool, lasting: bool, leaning: bool) -> TurnUpdate:
+def _record(state: TurnState, deps: Deps, said: Said) -> TurnUpdate:
     regenerated = deps.client.regenerates if deps.client is not None else None
     if regenerated and deps.memory.store.get_many(state["user_id"], [regenerated]):  # not forgotten since
         return _record_regeneration(state, deps, regenerated)
     at, user_id = state["at"], state["user_id"]
-    text, pii = storable(state["message"], deps.settings.guardrails.pii_redaction)
+    text, pii, stated = said.text, said.pii, said.stated
     passage = state.get("passage_vector")
-    stated = statement_fields(text, at, deps.settings.zone, passing, other, lasting, leaning)
     refused = may_stand_as_stated(text, deps.constitution) if stated else None
     if refused:  # kept in the log as a plain message, never resident as the user's wish
         stated = {}
     if state.get("experiment"):  # which arm served the turn: the experiment's report reads it
         stated = {**stated, "data": {**stated.get("data", {}), "experiment": {"name": state["experiment"],
                                                                            "arm": state.get("arm", "")}}}  # fmt: skip
-    if stated.get("key") and stated.get("valid_until") is None:
-        stated = _with_subject_vector(stated, text, state, deps)
+    if stated and said.subject is not None:
+        kept = {subject_vectors.FIELD: subject_vectors.encoded(deps.memory.embedder, text, said.subject)}
+        stated = {**stated, "data": {**stated.get("data", {}), **kept}}
     event = NewEvent(user_id=user_id, role="user", text=text, at=at, dialogue_id=state["dialogue_id"],
                      reply=stored_reply(state.get("reply"), deps), error=state.get("error"),
                      id=deps.client.event_id if deps.client is not None else None,

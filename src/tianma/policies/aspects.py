@@ -112,3 +112,18 @@ def relation(a: frozenset[str], b: frozenset[str]) -> bool | None:
     if narrow_a and narrow_b:
         return bool(narrow_a & narrow_b)
     return bool(a & b)
+
+
+_CLAUSE_BREAK = re.compile(r"[,;!?，。；！？—:：]+|\.(?!\d)|\s+(?=[\u4e00-\u9fff])")
+"""Where a clause ends: punctuation (not a decimal point), or a space before a Chinese character
+(Chinese typed on a phone often parts clauses with spaces: “简体就行 我女儿说简体看着方便”)."""
+
+
+def facet_clauses(text: str) -> list[tuple[str, frozenset[str]]]:
+    """The clauses of a message of several that name a facet, with their facets (none for a
+    message of one clause: the whole is that clause). “give me headers and bold text, i'm reading
+    your answers in obsidian now” → [(“give me headers and bold text”, {format})]."""
+    parts = [p.strip() for p in _CLAUSE_BREAK.split(text) if len(p.strip()) > 1]
+    if len(parts) < 2:
+        return []
+    return [(p, found) for p in parts if (found := aspects(p))]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tianma.policies.aspects import aspects, relation
+from tianma.policies.aspects import aspects, facet_clauses, relation
 
 
 @pytest.mark.parametrize(
@@ -92,3 +92,17 @@ def test_cooking_and_the_length_of_answers_are_two_subjects() -> None:
 def test_cooking_shares_a_subject_with_what_is_cooked() -> None:
     assert relation(aspects("做菜给我推荐清淡少盐的"), aspects("剁椒鱼头也能吃了，辣的尽管推荐")) is True
     assert relation(aspects("vegetarian recipes only"), aspects("I eat meat again")) is True
+
+
+def test_the_clauses_of_a_message_that_name_a_facet() -> None:
+    assert facet_clauses("give me headers and bold text, i'm reading your answers in obsidian now") == [
+        ("give me headers and bold text", frozenset({"format"}))
+    ]
+    assert facet_clauses("简体就行 我女儿说简体看着方便 现在她帮我看店") == [
+        ("简体就行", frozenset({"language"})), ("我女儿说简体看着方便", frozenset({"language"}))
+    ]  # fmt: skip
+    assert facet_clauses("Keep answers brief") == []  # one clause: the whole message is it
+    assert facet_clauses("I can go up to $3.50 a coffee; no more than that") == [
+        ("I can go up to $3.50 a coffee", frozenset({"budget"}))
+    ]  # a decimal point ends no clause
+    assert facet_clauses("My wife comes on most of my trips, and she wants the old town.") == []
