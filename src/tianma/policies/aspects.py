@@ -17,7 +17,10 @@ exclusions: 一点 as "a bit", 钓鱼, "no longer", "open source") came from the
 dev users and were accepted on the pairs: replacements closed 159 → 162, other subjects 45 → 47.
 Later that day (from a dev user whose “no medical jargon, explain things like I'm a tired dad”
 closed his wish for short answers): “simple/plain language” is register, not a language, and
-beside jargon, explaining alone names no length; the pairs did not move.
+beside jargon, explaining alone names no length; the pairs did not move. On 2026-12-04 (from a dev
+user whose wish for Chinese code comments and for English terms kept closing each other) the
+language of code comments became a facet of its own: dev users' hit 95.3 → 98.1 %, the pairs
+unchanged.
 """
 
 from __future__ import annotations
@@ -77,14 +80,21 @@ ASPECTS: dict[str, re.Pattern[str]] = {
 
 
 _EXPLAIN = _rx(r"解释|讲解|\b(?:explain\w*|explanations?)\b")
+_COMMENTS = _rx(r"注释|\bcomments?\b")
+_REPLIES = _rx(r"回复|回答|回我|答复|说话|术语|专业词|技术名词|技术词|"
+               r"\b(?:repl(?:y|ies)|answers?|respond|responses?|talk|terms|terminology)\b")
 
 
 def aspects(text: str) -> frozenset[str]:
     """The facets ``text`` names (empty when it names none). “Explain it in plain words” names
-    the register of the answer, not its length: beside jargon, explaining alone is no detail."""
+    the register of the answer, not its length: beside jargon, explaining alone is no detail. The
+    language of code comments is another subject than the language of the answer and its terms
+    (“代码注释用中文” · “术语保留英文”: both say a language), unless the replies are named too."""
     found = {name for name, pattern in ASPECTS.items() if pattern.search(text)}
     if {"jargon", "detail"} <= found and not ASPECTS["detail"].search(_EXPLAIN.sub(" ", text)):
         found.discard("detail")
+    if "language" in found and _COMMENTS.search(text) and not _REPLIES.search(text):
+        found = (found - {"language"}) | {"comment_language"}
     return frozenset(found)
 
 

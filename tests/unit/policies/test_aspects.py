@@ -106,3 +106,12 @@ def test_the_clauses_of_a_message_that_name_a_facet() -> None:
         ("I can go up to $3.50 a coffee", frozenset({"budget"}))
     ]  # a decimal point ends no clause
     assert facet_clauses("My wife comes on most of my trips, and she wants the old town.") == []
+
+
+def test_the_language_of_code_comments_is_not_the_language_of_answers() -> None:
+    comments, terms = aspects("代码注释用中文 别用英文"), aspects("回我的时候术语保留英文 别翻成中文")
+    assert "comment_language" in comments and "language" not in comments
+    assert relation(comments, terms) is False
+    assert relation(aspects("注释一律英文"), comments) is True
+    assert relation(aspects("Reply in English from now on"), terms) is True  # terms are part of the answer
+    assert "language" in aspects("Reply in English, comments too")  # the replies named: the answer's language
