@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
 
@@ -31,6 +31,7 @@ from tianma.guardrails.secrets import redact_secrets
 from tianma.guardrails.zones import may_stand_as_stated
 from tianma.importing.messages import Problem
 from tianma.importing.turns import ImportTurn
+from tianma.memory import subject_vectors
 from tianma.memory.search import AnchorCache
 from tianma.memory.service import Memory
 from tianma.memory.statement_model import Reading, statement_model
@@ -117,6 +118,7 @@ def store_turns(
     for c, vector in zip(clean, vectors, strict=True):
         reading = model.read(np.asarray(vector, dtype=np.float32))
         events.append(_event(c, user_id, tag, reading, settings, constitution))
+    events = [_with_subject(memory, e) for e in events]  # embedded here, not under the lock
     with lock:
         with memory.store.tx.unit():
             stored, added = memory.store.add_events(events)
@@ -216,6 +218,14 @@ def _worth_keeping(text: str) -> bool:
     if action_facts(text):
         return True
     return any(not item.time_bound and importance(item) >= IMPORTANCE_THRESHOLD for item in extract_statements(text))
+
+
+def _with_subject(memory: Memory, event: NewEvent) -> NewEvent:
+    """A lasting statement with its subject vectors (:mod:`tianma.memory.subject_vectors`), which
+    closing compares."""
+    if event.key is None or event.valid_until is not None:
+        return event
+    return replace(event, data={**(event.data or {}), **subject_vectors.entry(memory.embedder, event.text)})
 
 
 def _event(

@@ -119,5 +119,10 @@ def keep(memory: Memory, made: dict[str, tuple[MemoryRecord, Subject]]) -> None:
     """Write embedded subjects into their records' data (one user's)."""
     if made:
         user_id = next(iter(made.values()))[0].user_id
-        entries = {i: {FIELD: encoded(memory.embedder, r.content, v)} for i, (r, v) in made.items()}
-        memory.store.put_data(user_id, entries)
+        memory.store.put_data(user_id, {i: entry(memory.embedder, r.content, v) for i, (r, v) in made.items()})
+
+
+def entry(embedder: Embedder, text: str, subject: Subject | None = None) -> dict[str, Any]:
+    """What a statement's data keeps of its subject (``subject``, or embedded now: :func:`about`),
+    to write with it — embedded before the memory lock is taken."""
+    return {FIELD: encoded(embedder, text, about(embedder, text) if subject is None else subject)}

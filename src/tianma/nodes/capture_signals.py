@@ -168,7 +168,7 @@ def _record(state: TurnState, deps: Deps, said: Said) -> TurnUpdate:
         stated = {**stated, "data": {**stated.get("data", {}), "experiment": {"name": state["experiment"],
                                                                            "arm": state.get("arm", "")}}}  # fmt: skip
     if stated and said.subject is not None:
-        kept = {subject_vectors.FIELD: subject_vectors.encoded(deps.memory.embedder, text, said.subject)}
+        kept = subject_vectors.entry(deps.memory.embedder, text, said.subject)
         stated = {**stated, "data": {**stated.get("data", {}), **kept}}
     event = NewEvent(user_id=user_id, role="user", text=text, at=at, dialogue_id=state["dialogue_id"],
                      reply=stored_reply(state.get("reply"), deps), error=state.get("error"),
