@@ -69,7 +69,7 @@ ASPECTS: dict[str, re.Pattern[str]] = {
     "exercise": _rx(r"运动|锻炼|健身|跑步|瑜伽|普拉提|力量|撸铁|游泳|"
                     r"\b(?:workouts?|exercis\w*|running|runs?|yoga|pilates|gym|training|strength|lifting|swim\w*|cardio)\b"),
     "media": _rx(r"书|小说|剧|电影|综艺|纪录片|播客|动漫|"
-                 r"\b(?:books?|novels?|shows?|movies?|films?|series|podcasts?|audiobooks?|documentar\w*|fiction|nonfiction|anime)\b"),
+                 r"\b(?:(?:tv|a|the|this|that|good|new|any|some|comedy|cooking|talk|game|reality|favou?rite|netflix|streaming|kids'?) shows?|shows(?! (?:me|up|you|us|how|what|that)\b)|books?|novels?|movies?|films?|series|podcasts?|audiobooks?|documentar\w*|fiction|nonfiction|anime)\b"),
     "music": _rx(r"音乐|歌|摇滚|爵士|说唱|古典乐|电音|\b(?:music|songs?|playlists?|albums?|records|vinyl|jazz|techno|house music|rock|pop|hip[- ]hop|rap|classical|edm|metal|punk|folk|blues)\b"),
     "timezone": _rx(r"时区|北京时间|东八区|\b(?:time ?zones?|utc|gmt|bst|zulu|(?:local|london|new york|beijing|shanghai|tokyo|paris|berlin|sydney|pacific|eastern|central|mountain|home|uk|us) time)\b"),
     "seat": _rx(r"座位|靠窗|过道|\b(?:aisle|window seat|seats?)\b"),

@@ -38,6 +38,8 @@ from tianma.policies.aspects import aspects, facet_clauses, relation
         ("烘焙配方用克和毫升", "units"),
         ("I think in feet and inches, not centimetres", "units"),
         ("i dont need the essay, paste the snippet", "detail"),
+        ("no reality shows please", "media"),
+        ("Recommend a TV show for tonight", "media"),
     ],
 )
 def test_a_statement_names_its_facet(text: str, facet: str) -> None:
@@ -73,6 +75,8 @@ def test_a_shared_domain_does_not_join_two_narrower_facets() -> None:
         ("不控糖了，人生苦短，奶茶全糖", "detail"),  # an idiom: life is short
         ("多推点短视频", "detail"),
         ("open source tools only", "sources"),
+        ("When you show me code, please use R", "media"),  # to show, not a TV show
+        ("How do I get my crew to show up on time?", "media"),
     ],
 )
 def test_a_word_of_a_facet_in_another_sense_does_not_name_it(text: str, facet: str) -> None:
