@@ -204,3 +204,12 @@ def test_a_wish_said_beside_its_reason_closes_the_one_it_changes(make_runtime: R
                      dialogue_id="b", at=day(3))  # fmt: skip
     assert rt.memory.store.get(plain.event_id).data.get("closed_by") == change.event_id
     assert all(rt.memory.store.get(e.event_id).valid_until is None for e in (engine, snippet))
+
+
+def test_a_stray_facet_word_does_not_keep_apart_two_statements_that_say_the_same(make_runtime: RuntimeFactory) -> None:
+    rt = make_runtime(chat_model=ScriptedChatModel(responder=broken))
+    first = rt.chat("u", "您以后称呼我陈老师就好，我教了三十多年书，听着亲切", dialogue_id="a", at=day(0))  # 书: books?
+    salt = rt.chat("u", "我血压有点高，医生让我少吃盐，您推荐菜的时候请留意一下", dialogue_id="a", at=day(1))
+    again = rt.chat("u", "叫我陈老师吧，“用户”“您好”听着太生分了", dialogue_id="b", at=day(3))
+    assert rt.memory.store.get(first.event_id).data.get("closed_by") == again.event_id
+    assert rt.memory.store.get(salt.event_id).valid_until is None
