@@ -179,3 +179,12 @@ def test_chat_calls_are_counted_by_purpose_and_phase() -> None:
     assert result["totals"]["turn"] == {"calls": 1, "tokens_in": len("你是天马") + 2, "tokens_out": 2}
     assert result["totals"]["reflection:nightly"]["calls"] == 1
     assert result["learning_per_100_turns"]["calls"] == 2.0
+
+
+def test_every_bundled_dev_set_loads_and_shares_no_user_with_the_test_users() -> None:
+    folder = DEFAULT_SCENARIOS[0].parent
+    test = load_scenario(DEFAULT_SCENARIOS[0])
+    dev_sets = [load_scenario(p) for p in sorted(folder.glob("people-dev*.json"))]
+    assert len(dev_sets) >= 4 and all(s.split == "dev" for s in dev_sets)
+    assert all(len(s.users) == 8 for s in dev_sets)
+    assert not {u.id for u in test.users} & {u.id for s in dev_sets for u in s.users}
