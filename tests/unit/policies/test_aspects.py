@@ -77,6 +77,8 @@ def test_a_shared_domain_does_not_join_two_narrower_facets() -> None:
         ("open source tools only", "sources"),
         ("When you show me code, please use R", "media"),  # to show, not a TV show
         ("How do I get my crew to show up on time?", "media"),
+        ("你上回让我下夜班去吃麻辣烫，结果凌晨胃疼得直冒冷汗", "clock"),  # when it happened, not a wish about when
+        ("My wife still laughs about me chugging milk at 2am after your chili", "clock"),
     ],
 )
 def test_a_word_of_a_facet_in_another_sense_does_not_name_it(text: str, facet: str) -> None:
