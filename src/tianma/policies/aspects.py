@@ -67,7 +67,7 @@ ASPECTS: dict[str, re.Pattern[str]] = {
                  r"\b(?:\d{1,2}(?::\d\d)?\s?(?:am|pm)|\d{1,2}:\d\d|(?:at|before|after|until|till|by|around) (?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b|early|late|mornings?|afternoons?|evenings?|nights?|noon|midnight|dusk|dawn)\b"),
     "weekday": _rx(r"周[一二三四五六日天末]|星期[一二三四五六日天]|礼拜[一二三四五六日天]|工作日|休息日|"
                    r"\b(?:mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?|weekends?|weekdays?|day off)\b"),
-    "remind": _rx(r"提醒|闹钟|叫我|\b(?:remind\w*|alarms?|notif\w*|heads up)\b"),
+    "remind": _rx(r"提醒|闹钟|叫我(?=[起醒去]|一声|$|[，。！？,.!?呀啊吧哈\s])|\b(?:remind\w*|alarms?|notif\w*|heads up)\b"),
     "exercise": _rx(r"运动|锻炼|健身|跑步|瑜伽|普拉提|力量|撸铁|游泳|"
                     r"\b(?:workouts?|exercis\w*|running|runs?|yoga|pilates|gym|training|strength|lifting|swim\w*|cardio)\b"),
     "media": _rx(r"书|小说|剧|电影|综艺|纪录片|播客|动漫|"

@@ -40,6 +40,8 @@ from tianma.policies.aspects import aspects, facet_clauses, relation
         ("i dont need the essay, paste the snippet", "detail"),
         ("no reality shows please", "media"),
         ("Recommend a TV show for tonight", "media"),
+        ("八点那顿药，可别忘了叫我呀", "remind"),
+        ("明早六点叫我起床", "remind"),
     ],
 )
 def test_a_statement_names_its_facet(text: str, facet: str) -> None:
@@ -79,6 +81,7 @@ def test_a_shared_domain_does_not_join_two_narrower_facets() -> None:
         ("How do I get my crew to show up on time?", "media"),
         ("你上回让我下夜班去吃麻辣烫，结果凌晨胃疼得直冒冷汗", "clock"),  # when it happened, not a wish about when
         ("My wife still laughs about me chugging milk at 2am after your chili", "clock"),
+        ("叫我王老师就好，谢谢您。", "remind"),  # call me by a name, not wake me
     ],
 )
 def test_a_word_of_a_facet_in_another_sense_does_not_name_it(text: str, facet: str) -> None:
