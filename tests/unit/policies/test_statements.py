@@ -20,6 +20,7 @@ from tianma.policies.statements import _asks, classify_statement, period_end
         ("I started eating chicken and fish again", "fact", None, True),
         ("Please don't book me morning meetings", "wish", None, False),
         ("上次你推荐的那家川菜馆辣得我一晚上没睡好", "complaint", None, False),
+        ("您推荐的那本书太无聊了，我看不下去", "complaint", None, False),  # the polite 您 too
         ("今天别给我推贵的", "wish", "day", False),
         ("这周别给我安排早会", "wish", "week", False),
         ("这几天别给我推剧", "wish", "days", False),
