@@ -9,7 +9,7 @@ import numpy as np
 
 from tests.conftest import RuntimeFactory
 from tianma.memory.statements import fill_subject_vectors
-from tianma.memory.subject_vectors import FIELD, Clause, Subject, decoded, encoded
+from tianma.memory.subject_vectors import FIELD, MAX_CLAUSES, Clause, Subject, about, decoded, encoded
 from tianma.storage.protocols import Embedder
 from tianma.storage.records import MemoryRecord, Provenance
 
@@ -37,6 +37,11 @@ def test_a_statement_of_several_clauses_keeps_those_naming_a_facet(make_runtime:
     single = decoded(e5, rt.memory.store.get(rt.chat("u", "Use metric units from now on.", dialogue_id="d0",
                                                      at=D0 + timedelta(minutes=1)).event_id))  # fmt: skip
     assert single is not None and single.clauses == ()  # one clause: the whole is the clause
+
+
+def test_a_wall_of_wishes_embeds_a_bounded_number_of_clauses(e5: Embedder) -> None:
+    wall = "; ".join(f"no markdown in answer {i}" for i in range(200))
+    assert len(about(e5, wall).clauses) == MAX_CLAUSES
 
 
 def test_a_statement_without_one_gets_it_when_first_compared(make_runtime: RuntimeFactory, e5: Embedder) -> None:

@@ -59,12 +59,18 @@ class Subject(NamedTuple):
     clauses: tuple[Clause, ...]
 
 
+MAX_CLAUSES = 8
+"""Facet clauses embedded per statement, the first ones: a pasted wall of wishes costs at most
+this many e5 queries (~20 ms each), not one per line."""
+
+
 def about(embedder: Embedder, text: str, query: Vector | None = None) -> Subject:
     """The subject of ``text``: ``query`` (its query vector, when the turn has it) or one e5 query
-    (~20 ms), and one more for each clause naming a facet when it has several clauses."""
+    (~20 ms), and one more for each clause naming a facet when it has several clauses (at most
+    :data:`MAX_CLAUSES`)."""
     vector = embedder.embed_query(text) if query is None else np.asarray(query, dtype=np.float32)
-    clauses = tuple(Clause(facets, embedder.embed_query(part)) for part, facets in facet_clauses(text))
-    return Subject(vector, clauses)
+    parts = facet_clauses(text)[:MAX_CLAUSES]
+    return Subject(vector, tuple(Clause(facets, embedder.embed_query(part)) for part, facets in parts))
 
 
 def _f16(vector: Vector) -> str:
