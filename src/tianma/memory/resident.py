@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from tianma.memory.service import Memory
-from tianma.memory.statements import cue_of, still_stated, subject_scores
+from tianma.memory.statements import cue_of, is_lasting, still_stated, subject_scores
 from tianma.storage.records import MemoryRecord
 
 MAX_RESIDENT = 8
@@ -74,7 +74,7 @@ def _marks(
     memory: Memory, user_id: str, statements: Sequence[MemoryRecord], background: np.ndarray
 ) -> dict[str, MemoryRecord]:
     """Older lasting statement id → the newer one it is probably replaced by."""
-    lasting = [s for s in statements if (c := cue_of(s)) is not None and c.period is None and s.at is not None]
+    lasting = [s for s in statements if is_lasting(s) and s.at is not None]
     if len(lasting) < 2:
         return {}
     vectors = memory.vectors.get_vectors(user_id, [s.id for s in lasting])

@@ -166,9 +166,14 @@ def cue_of(record: MemoryRecord) -> StatementCue | None:
     return StatementCue(info["kind"], info.get("period"), bool(info.get("reversal")), bool(info.get("style")))
 
 
+def is_lasting(record: MemoryRecord) -> bool:
+    """A statement not scoped in time (no “today”, “this week” …)."""
+    return (cue := cue_of(record)) is not None and cue.period is None
+
+
 def current_lasting(store: SqlMemoryStore, user_id: str, at: datetime) -> list[MemoryRecord]:
     """The user's lasting statements (not scoped in time) that hold at ``at``, newest first."""
-    return [r for r in store.current_statements(user_id, at) if (c := cue_of(r)) is not None and c.period is None]
+    return [r for r in store.current_statements(user_id, at) if is_lasting(r)]
 
 
 def fill_subject_vectors(memory: Memory, at: datetime, lock: AbstractContextManager[object]) -> int:
@@ -310,7 +315,7 @@ def outdated_by_statements(
     message that was never a statement (a complaint phrased as a question, “怎么又给我推航班了”)
     cannot be closed when it is said; beside a newer statement of its subject in the same prompt
     it is outdated."""
-    lasting = [s for s in statements if (c := cue_of(s)) is not None and c.period is None and s.at is not None]
+    lasting = [s for s in statements if is_lasting(s) and s.at is not None]
     older = [r for r in records if r.kind == "event" and r.at is not None]
     if not lasting or not older:
         return set()

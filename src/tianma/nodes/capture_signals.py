@@ -149,6 +149,8 @@ def _subject(stated: dict[str, Any], text: str, state: TurnState, deps: Deps) ->
     query = state.get("message_vector")
     if not stated.get("key") or stated.get("valid_until") is not None:
         return None
+    if deps.client is not None and deps.client.regenerates:  # the message was recorded before: only its reply changes
+        return None
     if not state.get("passage_vector") or not query or text != state["message"]:
         return None
     return subject_vectors.about(deps.memory.embedder, text, np.asarray(query, dtype=np.float32))
