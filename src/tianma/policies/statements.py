@@ -16,7 +16,7 @@ decided against the prior statements themselves (:mod:`tianma.memory.statements`
 | mood | 今天好累 · 心情很差 · I'm so hungover | the day it was said |
 
 A wish or fact with a time word lasts that day (今天、今晚、这次, today, tonight, this time, for now),
-three days (这几天、这两天, for the next few days) or that week (这周, this week); “从今天起 /
+three days (这几天、这三天、接下来两天, for the next few days) or that week (这周, this week); “从今天起 /
 starting today / from now on” is lasting.
 Questions, hypotheticals, hearsay, quoted speech, talk about the conversation (“我有个问题想请教”)
 and a message that carried a secret (it is a request to keep it) are not statements.
@@ -70,9 +70,9 @@ _DAY = _rx(r"今天|今晚|今早|今儿|今日|今天晚上|今个|这会儿|�
            r"just for now|for the moment|for the time being|temporarily)\b")
 _WEEK = _rx(r"这周|本周|这一周|这个星期|这礼拜|这个礼拜|这个周末|这周末|(?<![一二三四五六日天末])(?:到|直到)(?:这?周|星期|礼拜)[一二三四五六日天末](?:为止|之前)?|"
             r"\b(?:this week|this weekend|all week|(?<!day )(?:until|till|til|through) (?:the weekend|(?:mon|tues|wednes|thurs|fri|satur|sun)day))\b")
-_DAYS = _rx(r"这几天|这两天|最近几天|近几天|这阵子|这段时间先|"
-            r"\b(?:these (?:few |couple of )days|(?:for )?the next (?:few|couple of|two|three|\d+) days|next (?:few|couple of|two|three|\d+) days|"
-            r"for a few days|for a couple of days)\b")
+_DAYS = _rx(r"(?:最近|近|未来|接下来的?|这)(?:两三|[两二三四五几]|\d)天|这阵子|这段时间先|"
+            r"\b(?:these (?:few |couple of |two |three |\d+ )days|(?:for |over )?the next (?:few|couple of|two|three|\d+) days|"
+            r"next (?:few|couple of|two|three|\d+) days|for a few days|for a couple of days)\b")
 _MOOD = _rx(r"心情|好累|太累|很累|累死|累了|累瘫|累趴|好困|很困|困死|困成|烦死|好烦|很烦|烦躁|暴躁|难受|疼|痛|感冒|发烧|咳嗽|鼻塞|嗓子|拉肚子|"
             r"闹肚子|生病|病了|不舒服|晕车|失眠|没睡好|没睡醒|熬夜|通宵|宿醉|喝多了|生理期|经期|姨妈|例假|郁闷|焦虑|伤心|难过|沮丧|低落|心累|"
             r"没精神|没胃口|吃不下|没力气|压力(?:好|很|太)?大|崩溃|气死|生气|上火|"

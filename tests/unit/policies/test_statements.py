@@ -200,7 +200,8 @@ def test_questions_as_typed_in_chat_state_nothing(text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "period"),
     [("next couple of days im in denver, keep recs nearby", "days"), ("on call until friday, keep it short", "week"),
-     ("到周日之前都别给我排晚上的事", "week")],
+     ("到周日之前都别给我排晚上的事", "week"), ("这三天下大暴雨 跑单路线帮我避开涵洞", "days"),
+     ("接下来两天别给我推送", "days"), ("these three days I'm in Paris, suggest places there", "days")],
 )
 def test_a_wish_until_a_day_or_for_the_next_days_expires(text: str, period: str) -> None:
     cue = classify_statement(text)
