@@ -132,8 +132,8 @@ def statement_fields(
     evidence where the rules read nothing (“不对，医生说我现在能喝咖啡了”).
     """
     cue = classify_statement(text)
-    if cue is None and (stated or (leaning and revises(text))):
-        cue = stated_by_model(text)
+    if (cue is None or (cue.kind == "mood" and stated)) and (stated or (leaning and revises(text))):
+        cue = stated_by_model(text) or cue
     if cue is not None and cue.loose and other:
         return {}
     if passing and not says_it_lasts(text) and not says_it_recurs(text) and (cue is None or (cue.loose and not cue.reversal)):

@@ -58,7 +58,7 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 # fmt: off
 _LASTING = _rx(r"说(?:了|过)(?:要|别|不要|只要)|优先|尽管|一概|统统|通通|只(?:买|用|看|吃|喝|听|坐|住|要)(?!一)|以后|今后|从现在(?:开始|起)|从今(?:天|日|往后)?(?:开始|起)|从此|往后|每次|每回|总是|一律|永远|一直都|默认|记住|记得|记一下|别忘了|"
-               r"\b(?:from now on|going forward|from here on|in (?:the )?future|always|never|every time|whenever|remember|keep in mind|by default|"
+               r"\b(?:from now on|going forward|from here on|from here(?=\s*(?:[,.;!]|$))|in (?:the )?future|always|never|every time|whenever|remember|keep in mind|by default|"
                r"starting (?:today|now)|from today)\b")
 _RECURRING = _rx(r"每天|每日|每晚|每早|每周|每个?(?:星期|礼拜|月)|每月|天天|"
                  r"\b(?:every (?:single )?(?:day|morning|evening|night|week|month|weekday|weekend|mondays?|tuesdays?|wednesdays?|"
@@ -68,7 +68,7 @@ stands: in a short message only — a task description mentions days too."""
 _DAY = _rx(r"今天|今晚|今早|今儿|今日|今天晚上|今个|这会儿|这一会|这次|这回|这一次|当下|此刻|眼下先|暂时|现在先|"
            r"\b(?:today|tonight|this time|this morning|this afternoon|this evening|right now|for now|for today|at the moment|"
            r"just for now|for the moment|for the time being|temporarily)\b")
-_WEEK = _rx(r"这周|本周|这一周|这个星期|这礼拜|这个礼拜|这个周末|这周末|(?<![一二三四五六日天末])(?:到|直到)(?:这?周|星期|礼拜)[一二三四五六日天末](?:为止|之前)?|"
+_WEEK = _rx(r"这周|本周|这一周|这个星期|这礼拜|这个礼拜|这个周末|这周末|(?<![一二三四五六日天末挪改换调推延提移放])(?:到|直到)(?:这?周|星期|礼拜)[一二三四五六日天末](?:为止|之前)?|"
             r"\b(?:this week|this weekend|all week|(?<!day )(?:until|till|til|through) (?:the weekend|(?:mon|tues|wednes|thurs|fri|satur|sun)day))\b")
 _DAYS = _rx(r"(?:最近|近|未来|接下来的?|这)(?:两三|[两二三四五几]|\d)天|这阵子|这段时间先|"
             r"\b(?:these (?:few |couple of |two |three |\d+ )days|(?:for |over )?the next (?:few|couple of|two|three|\d+) days|"
@@ -242,6 +242,7 @@ _TASK = _rx(r"^(?:请|麻烦|你)?(?:帮我|给我|替我)?(?:(?:发|回)(?:条|
 
 
 _TASK_ANYWHERE = _rx(r"(?:推荐|帮我|给我|替我|订|(?<![0-9一二三四五六七八九十两几半])点|设|安排|排|挑|配|找|看看)(?:个|一个|一下|两个|一部|一杯|一款|些|点)?[^，,。]{0,12}吧?$|晚安|明天见|您好|你好|请教"
+                     r"|(?<![别不])(?<!可以)提醒我(?!的)(?=[\u4e00-\u9fff])|(?:写|做|画|编|列|翻译|生成|起草|整理)(?:一|几|两)?(?:封|篇|段|份|首|张|句)|再(?:讲|说|写|来|解释|翻译)一(?:遍|次|下)"
                      r"|\b(?:remind me|set (?:up|something)|book|schedule|i need|need (?:a|an|some|something|to(?! be\b))|i want|i'd like|looking for|"
                      r"any (?:ideas|suggestions|tips)|talk to me|what's|how (?:do|should|can) i|where do i|good morning|morning)\b")
 
@@ -294,12 +295,12 @@ _ANY_WORD = re.compile(r"[\u4e00-\u9fff]{2,}|[A-Za-z]{3,}")
 def _is_plain_statement(sentence: str) -> bool:
     """An assertion with content that is neither chatter nor a task for this turn."""
     body = sentence.strip(" \t。！？!?；;.,，~～…")
-    if not body or _CHATTER.match(body) or _ACK.match(body) or _SMALL_TALK.search(body):
+    if not body or _CHATTER.match(body) or _ACK.match(body) or _SMALL_TALK.search(body) or _asks(body):
         return False
     clauses = [c.strip() for c in _CLAUSES.split(body) if c.strip()]
     if any(_TASK.match(c) or _TASK_ANYWHERE.search(c) for c in clauses):
         return False
-    return len(_ANY_WORD.findall(body)) >= 2
+    return sum(max(1, len(w) // 3) if _HAN.match(w) else 1 for w in _ANY_WORD.findall(body)) >= 2
 
 
 def _asserted_clauses(text: str) -> list[str]:
@@ -325,8 +326,9 @@ _TAG = _rx(r"(?:ok|okay|right|yeah|please|alright|好吗|行吗|可以吗|好不
 _TAG_AFTER = _rx(r"(?<=[\u4e00-\u9fff])(?:好吗|行吗|可以吗|好不好|行不行|好嘛|行嘛)\s*[?？]*$")
 """A tag after a request in the same clause (…控制在三句以内好不好): the request is asked for, not asked about."""
 _QUESTION_MARK = re.compile(rf"[?？]|吗|什么{LISTING_WHAT}|怎么|(?<!不)咋|哪{RHETORICAL_WHERE}|啥|多少|要不要|是不是|能不能|会不会|有没有|可不可以|好不好|行不行|(?<=[\u4e00-\u9fff])(?<![也都还并就再决绝从])(?:不|没)(?=\s*(?:$|[，,。.！!~～]))|(?:^|[.!;,:\n(]\s*|\b(?:so|and|but|or|ok|okay|hey|also|btw|then|wonder|wondering|of|about|on|for|to|at|in|as to|explain|tell me|show me|know|decide|figure out|check|see)\s+)(?:what|whats|how|hows|where|wheres|which|who|why)\b", re.IGNORECASE)
-_NOT_ASKING = _rx(r"(?:(?<=别|甭|少)|(?<=不要|不用))([^，,。！!？?\s]{0,4})什么|(?:看|管|论)好不好|(?<=回答|回复|说话)(?:能不能|可不可以|能否)|^(?:你)?(?:能不能|可不可以|能否)(?=别|不要|少)")
-"""什么 after a prohibition is “any such” (别写什么亚马逊物流), and 看好不好 is “whether it is good”
+_NOT_ASKING = _rx(r"(?:(?<=别|甭|少)|(?<=不要|不用))([^，,。！!？?\s]{0,4})什么|没(?:啥|什么)(?![^，,。！!]{0,8}[吗？?])|(?:看|管|论)好不好|(?<=回答|回复|说话)(?:能不能|可不可以|能否)|^(?:你)?(?:能不能|可不可以|能否)(?=别|不要|少)")
+"""什么 after a prohibition is “any such” (别写什么亚马逊物流), 没啥 is “nothing much” (其实多人间也没啥),
+and 看好不好 is “whether it is good”
 (别光看好不好), 回答能不能分点 asks for a way of answering and 能不能别… asks the assistant to stop something: none of
 them asks anything."""
 
@@ -362,7 +364,7 @@ def without_cues(text: str) -> str:
 
 _RECURS = _rx(r"现在|每(?:天|周|晚|早|次|个|逢)|一天\S{0,2}次|周[一二三四五六日末]|星期[一二三四五六日天]|礼拜[一二三四五六日天]|以后|不再|只(?!是)|"
               r"\b(?:now|only|every|each|daily|weekly|(?:mon|tues|wednes|thurs|fri|satur|sun)days|weekends|weeknights|(?:school )?nights|"
-              r"mornings|evenings|afternoons|anymore|these days)\b")
+              r"mornings|evenings|afternoons|anymore|these days|(?:a|per) (?:day|week|night|month))\b")
 """A schedule, a habit or a change that holds from now on (“No meetings on Wednesdays”, “We open
 at 6:30 now”, “周日不更新”): never a passing state, however much it talks of days and hours."""
 

