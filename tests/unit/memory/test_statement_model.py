@@ -87,6 +87,9 @@ def test_a_rate_or_from_here_is_no_passing_state() -> None:
     assert statement_fields(telly, at, zone, passing=True)["valid_until"] is None
     voice = "Tablet got cooked in the heatwave, screen's gone black. The ute reads things out to me from here, so plain talk."
     assert statement_fields(voice, at, zone, passing=True)["valid_until"] is None
+    # a change of arrangements reads like news of the day to the model; it holds from now on
+    for moved in ("Moved rest day to Friday.", "Tennis is out, pickleball is in — same Wednesday slot.", "周会挪到周四下午三点了"):
+        assert statement_fields(moved, at, zone, passing=True)["valid_until"] is None
 
 
 def test_a_mood_word_beside_a_wish_the_model_is_sure_of_does_not_scope_it() -> None:
