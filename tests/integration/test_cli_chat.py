@@ -45,7 +45,9 @@ def test_a_chat_session_with_feedback_why_and_new(env: dict[str, str], ollama_st
     why = out.split("why / 依据", 1)[1]
     assert "我养了一只叫豆豆的柯基。" in why.split("recorded correction", 1)[0]
     second_prompt = ollama_standin.requests_to("/api/chat")[-1].body["messages"][0]["content"]
-    assert "豆豆" in second_prompt.split("【已知用户信息】", 1)[1]
+    # in the data about the user: resident as a lasting statement (it is one: a fact about me)
+    about_user = second_prompt.split("以下是关于这位用户的资料", 1)[1]
+    assert "豆豆" in about_user and ("【用户偏好】" in about_user or "【已知用户信息】" in about_user)
     memories = out.split("last 2 of 2", 1)[1]
     assert "豆豆" in memories and "我的狗叫什么名字" in memories
 

@@ -125,7 +125,9 @@ def statement_fields(
     message states nothing about the user; then a message the rules took only as a terse
     assertion (``StatementCue.loose``: “complete this series: a_A b_B”) is not a statement.
     ``stated``: the model is all but sure the message states something lasting; then a message
-    the rules read nothing in is a wish (:func:`~tianma.policies.statements.stated_by_model`).
+    the rules read nothing in is a wish (:func:`~tianma.policies.statements.stated_by_model`), and
+    so is one they read only as a passing mood for a mood word beside the wish (“techno gives me a
+    headache during exam season. jazz piano for studying, nothing else”).
     ``leaning``: the model takes it for a lasting statement (:data:`~tianma.memory.statement_model.
     CONFIDENT`, short of sure); that is enough when the message also says it revises something
     (:func:`~tianma.policies.statements.revises`: 不对…, 改主意了…, no longer …) — two pieces of
