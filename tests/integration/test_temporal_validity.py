@@ -140,13 +140,24 @@ def test_reflection_sees_the_replies_and_the_feedback_of_each_turn(make_runtime:
 
 def test_an_older_message_beside_a_newer_statement_of_its_subject_is_left_out(make_runtime: RuntimeFactory) -> None:
     rt = make_runtime(chat_model=ScriptedChatModel(responder=broken))
-    old = rt.chat("u", "怎么又给我推恐怖片了？我看恐怖片晚上会做噩梦的", dialogue_id="a", at=day(0))
+    # all questions (with a fact beside it, "我看恐怖片晚上会做噩梦的", it is a statement, closed as one)
+    old = rt.chat("u", "怎么又给我推恐怖片了？不知道我看了晚上会做噩梦吗？", dialogue_id="a", at=day(0))
     assert rt.memory.store.get(old.event_id).key is None  # a question: never a statement, never closed
     new = rt.chat("u", "以后多给我推恐怖片吧，最近看上瘾了", dialogue_id="b", at=day(3))
     turn = rt.chat("u", "周末想看部电影，推荐一部恐怖片", dialogue_id="c", at=day(4))
     assert new.event_id in shown_as_current(turn) and old.event_id not in shown_as_current(turn)
     before = rt.chat("u", "周末想看部电影，推荐一部恐怖片", dialogue_id="d", at=day(2))  # before the new wish
     assert old.event_id in shown_as_current(before)
+
+
+def test_a_complaint_asked_with_a_fact_beside_it_is_closed_by_the_newer_wish(make_runtime: RuntimeFactory) -> None:
+    rt = make_runtime(chat_model=ScriptedChatModel(responder=broken))
+    old = rt.chat("u", "怎么又给我推恐怖片了？我看恐怖片晚上会做噩梦的", dialogue_id="a", at=day(0))
+    new = rt.chat("u", "以后多给我推恐怖片吧，最近看上瘾了", dialogue_id="b", at=day(3))
+    closed = rt.memory.store.get(old.event_id)
+    assert closed.key is not None and closed.valid_until is not None and closed.data.get("closed_by") == new.event_id
+    turn = rt.chat("u", "周末想看部电影，推荐一部恐怖片", dialogue_id="c", at=day(4))
+    assert new.event_id in shown_as_current(turn) and old.event_id not in shown_as_current(turn)
 
 
 def test_with_more_statements_than_fit_the_one_this_message_is_about_is_resident(
