@@ -144,17 +144,17 @@ class Said(NamedTuple):
 
 def _subject(stated: dict[str, Any], text: str, state: TurnState, deps: Deps) -> Subject | None:
     """A lasting statement's subject by the subject model (:mod:`tianma.memory.subject_model`, or
-    the query vector retrieve embedded when the embedder is its own subject model) and the vectors
-    of its facet clauses, embedded here, outside the lock. When retrieve did not run, or the text
-    stored is not the message, it is embedded when first compared."""
-    query = state.get("message_vector")
+    the query vector retrieve embedded when the embedder is its own subject model and the text
+    stored is the message) and the vectors of its facet clauses, embedded here, outside the lock.
+    When retrieve did not run (no embedder this turn), it is embedded when first compared."""
     if not stated.get("key") or stated.get("valid_until") is not None:
         return None
     if deps.client is not None and deps.client.regenerates:  # the message was recorded before: only its reply changes
         return None
-    if not state.get("passage_vector") or not query or text != state["message"]:
+    if not state.get("passage_vector"):
         return None
-    return subject_vectors.about(deps.memory.embedder, text, np.asarray(query, dtype=np.float32))
+    query = state.get("message_vector") if text == state["message"] else None
+    return subject_vectors.about(deps.memory.embedder, text, None if not query else np.asarray(query, dtype=np.float32))
 
 
 def _record(state: TurnState, deps: Deps, said: Said) -> TurnUpdate:
