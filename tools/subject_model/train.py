@@ -310,10 +310,10 @@ def main() -> None:
         vectors = encode([i for _, i in said])
         sims = temperature * vectors @ vectors.T
         slots = [s for s, _ in said]
-        own = torch.tensor([[a == b for b in slots] for a in slots]) & ~torch.eye(len(said), dtype=torch.bool)
-        rows = own.any(1)
-        every = sims.masked_fill(torch.eye(len(said), dtype=torch.bool), -1e30)
-        return (every.logsumexp(1) - sims.masked_fill(~own, -1e30).logsumexp(1))[rows].mean()
+        itself = torch.eye(len(said), dtype=torch.bool)
+        own = torch.tensor([[a == b for b in slots] for a in slots]) & ~itself
+        rest = sims.masked_fill(itself, -1e30)
+        return (rest.logsumexp(1) - sims.masked_fill(~own, -1e30).logsumexp(1))[own.any(1)].mean()
 
     for epoch in range(args.epochs):
         mined = other_slots(learn, draw, scorer() if args.mine and epoch else None) if args.timelines else []
