@@ -48,6 +48,8 @@ from tianma.memory.signal_aggregation import aggregate_all
 from tianma.memory.statement_model import statement_model
 from tianma.memory.statements import fill_subject_vectors
 from tianma.memory.strategy_weights import learn_weights, outcome_of
+from tianma.memory.subject_model import subject_embedder
+from tianma.memory.subject_vectors import models
 from tianma.memory.vector_home import open_vector_index
 from tianma.nodes.capture_signals import fold_update
 from tianma.policies.conflicts import Conflict, find_conflicts
@@ -446,14 +448,17 @@ class Runtime(ExperimentCommands):
         worker as ``tianma serve`` starts rather than in a reply: jieba's dictionaries (~1.5 s and
         ~0.8 s of pure Python that hold the GIL, so a turn meanwhile would stall), the
         embedder's first call, the search anchors and statement model (shared by the process,
-        :mod:`tianma.memory.per_embedder`), the clause vectors of the circuit breaker, and the
-        subject vectors a home recorded before they were kept lacks
+        :mod:`tianma.memory.per_embedder`), the subject models (their files are built at first
+        use), the clause vectors of the circuit breaker, and the subject vectors a home recorded before they were kept lacks
         (:func:`tianma.memory.statements.fill_subject_vectors`)."""
         tokenize("预热 warm-up")
         nouns("预热 warm-up")
         self._anchors.floor(self._anchors.embedder.embed_query("预热 warm-up"))  # the embedder last: it may be down
         self._anchors.statement_subjects()
-        self._anchors.statement_background_queries()
+        for model in models(self._anchors.embedder):  # a new home: each model file is built here, not in a turn
+            self._anchors.statement_background_queries(model)
+            if (chosen := subject_embedder(self._anchors.embedder, model)) is not self._anchors.embedder:
+                chosen.embed_query("预热 warm-up")
         statement_model(self._anchors.embedder)
         self._breaker.warm()
         if filled := fill_subject_vectors(self.memory, utcnow(), self._lock):

@@ -1,4 +1,5 @@
-"""A lasting statement keeps the vector it is compared by; one without it gets it once."""
+"""A lasting statement keeps the vectors it is compared by (one per subject model); one without
+them gets the one it is compared by once."""
 
 from __future__ import annotations
 
@@ -8,9 +9,19 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 
 from tests.conftest import RuntimeFactory
-from tianma.memory.statements import fill_subject_vectors
-from tianma.memory.subject_model import subject_embedder
-from tianma.memory.subject_vectors import FIELD, MAX_CLAUSES, Clause, Subject, about, decoded, encoded
+from tianma.memory.statements import compared_by, cue_of, fill_subject_vectors
+from tianma.memory.subject_model import MODELS, REVISION, SUBJECT, subject_embedder
+from tianma.memory.subject_vectors import (
+    FIELD,
+    FIELDS,
+    MAX_CLAUSES,
+    Clause,
+    Subject,
+    about,
+    decoded,
+    encoded,
+    models,
+)
 from tianma.storage.protocols import Embedder
 from tianma.storage.records import MemoryRecord, Provenance
 
@@ -22,10 +33,11 @@ def test_a_lasting_statement_keeps_its_query_vector_and_a_mood_keeps_none(make_r
     rt = make_runtime()
     wish = rt.chat("u", "以后回答我的问题请先给结论，再讲细节。", dialogue_id="d0", at=D0)
     mood = rt.chat("u", "今天好累，心情很差。", dialogue_id="d0", at=D0 + timedelta(minutes=1))
-    kept = decoded(e5, rt.memory.store.get(wish.event_id))
-    assert kept is not None
-    assert float(kept.vector @ subject_embedder(e5).embed_query("以后回答我的问题请先给结论，再讲细节。")) > 0.999
-    assert FIELD not in rt.memory.store.get(mood.event_id).data
+    for model in MODELS:  # one vector per subject model, each its own
+        kept = decoded(e5, rt.memory.store.get(wish.event_id), model)
+        assert kept is not None
+        assert float(kept.vector @ subject_embedder(e5, model).embed_query("以后回答我的问题请先给结论，再讲细节。")) > 0.999
+    assert not set(FIELDS.values()) & set(rt.memory.store.get(mood.event_id).data)
 
 
 def test_a_statement_of_several_clauses_keeps_those_naming_a_facet(make_runtime: RuntimeFactory, e5: Embedder) -> None:
@@ -47,16 +59,29 @@ def test_a_wall_of_wishes_embeds_a_bounded_number_of_clauses(e5: Embedder) -> No
 
 def test_a_statement_without_one_gets_it_when_first_compared(make_runtime: RuntimeFactory, e5: Embedder) -> None:
     rt = make_runtime()
-    first = rt.chat("u", "I'm vegetarian, so no meat in any recipe.", dialogue_id="d0", at=D0)
-    other = rt.chat("u", "From now on keep your answers short.", dialogue_id="d0", at=D0 + timedelta(minutes=1))
-    rt.memory.store.put_data("u", {first.event_id: {FIELD: None}, other.event_id: {FIELD: {"embedder": "another"}}})
-    assert decoded(e5, rt.memory.store.get(first.event_id)) is None
+    for user, model, correction in (("u", SUBJECT, "Fish is fine in my recipes."), ("v", REVISION, "Actually I eat fish again now.")):
+        first = rt.chat(user, "I'm vegetarian, so no meat in any recipe.", dialogue_id=f"{user}0", at=D0)
+        other = rt.chat(user, "From now on keep your answers short.", dialogue_id=f"{user}0", at=D0 + timedelta(minutes=1))
+        field = FIELDS[model]
+        rt.memory.store.put_data(user, {first.event_id: {field: None}, other.event_id: {field: {"embedder": "another"}}})
+        assert decoded(e5, rt.memory.store.get(first.event_id), model) is None
 
-    rt.chat("u", "Actually I eat fish again now.", dialogue_id="d1", at=D0 + timedelta(days=1))
-    for event_id, text in ((first.event_id, "I'm vegetarian, so no meat in any recipe."),
-                           (other.event_id, "From now on keep your answers short.")):  # fmt: skip
-        kept = decoded(e5, rt.memory.store.get(event_id))
-        assert kept is not None and float(kept.vector @ subject_embedder(e5).embed_query(text)) > 0.999
+        said = rt.chat(user, correction, dialogue_id=f"{user}1", at=D0 + timedelta(days=1))
+        cue = cue_of(rt.memory.store.get(said.event_id))
+        assert cue is not None and compared_by(cue) == model  # a revision cue: the revision model
+        for event_id, text in ((first.event_id, "I'm vegetarian, so no meat in any recipe."),
+                               (other.event_id, "From now on keep your answers short.")):  # fmt: skip
+            kept = decoded(e5, rt.memory.store.get(event_id), model)
+            assert kept is not None and float(kept.vector @ subject_embedder(e5, model).embed_query(text)) > 0.999
+
+
+def test_only_the_bundled_e5_keeps_two_vectors(e5: Embedder, char_embedder: Embedder) -> None:
+    assert models(e5) == MODELS and models(char_embedder) == (SUBJECT,)
+    own = encoded(char_embedder, "x", Subject(np.ones(char_embedder.dim, dtype=np.float32), ()))
+    record = MemoryRecord(id="r", user_id="u", kind="event", content="x", created_at=D0, updated_at=D0,
+                          provenance=Provenance(), data={FIELD: own})  # fmt: skip
+    assert decoded(char_embedder, record, REVISION) is not None  # its own model, whichever is asked for
+    assert decoded(e5, record, REVISION) is None
 
 
 def test_what_cannot_be_read_is_no_vector(e5: Embedder) -> None:
@@ -87,9 +112,10 @@ def test_serve_gives_an_older_homes_statements_their_vectors_as_it_starts(make_r
             for i, text in enumerate(("以后回答我的问题请先给结论，再讲细节。", "I'm vegetarian, so no meat in any recipe."))]  # fmt: skip
     rt.chat("v", "From now on keep your answers short.", dialogue_id="d1", at=D0)
     rt.memory.store.put_data("u", {i: {FIELD: None} for i in said})  # as a home recorded before they were kept
+    rt.memory.store.put_data("u", {said[1]: {FIELDS[REVISION]: None}})  # and before the revision model
 
-    assert fill_subject_vectors(rt.memory, D0 + timedelta(days=1), threading.RLock()) == 2
-    assert all(decoded(e5, rt.memory.store.get(i)) is not None for i in said)
+    assert fill_subject_vectors(rt.memory, D0 + timedelta(days=1), threading.RLock()) == 3
+    assert all(decoded(e5, rt.memory.store.get(i), m) is not None for i in said for m in MODELS)
     assert fill_subject_vectors(rt.memory, D0 + timedelta(days=1), threading.RLock()) == 0  # once
 
     rt.memory.store.put_data("u", {said[0]: {FIELD: None}})

@@ -9,12 +9,18 @@ pooled query embeddings. Held out, never trained on: the second pair set's ``zh_
 fourth set's held-out persons (``fourth/README.md``), on which it prints the AUC of one slot's
 pairs vs two slots' pairs of one person and how often a change's nearest statement is its own
 slot's. ``--timelines`` trains on the fourth set's other persons too (``--mine``: with the other
-slots the model finds closest as negatives); the shipped model was trained without them.
+slots the model finds closest as negatives): that is the shipped revision model
+(``revision_model.npz``, what a statement with a revision cue is compared by); the subject model
+(``subject_model.npz``) was trained without them.
 
 Needs torch (never a runtime dependency) and a C compiler, in a venv of its own::
 
     python -m venv .train && .train/bin/pip install torch -e .
     .train/bin/python tools/subject_model/train.py --out src/tianma/memory/data/subject_model.npz
+    .train/bin/python tools/subject_model/train.py --timelines --out src/tianma/memory/data/revision_model.npz
+    python -m tianma.memory.shipped_vectors   # the background statements by each model
+
+A retraining gives a close model, not the same bits (docs/bench-notes.md).
 """
 
 from __future__ import annotations

@@ -94,7 +94,7 @@ def show_memory(
         "reply": r.reply,
         "source events": ", ".join(r.source_event_ids),
         "source": r.provenance.source,
-        "data": {k: v for k, v in (r.data or {}).items() if k != subject_vectors.FIELD} or None,  # a vector, not for reading
+        "data": {k: v for k, v in (r.data or {}).items() if k not in subject_vectors.FIELDS.values()} or None,  # vectors, not for reading
     }
     for name, value in rows.items():
         if isinstance(value, datetime):

@@ -18,7 +18,7 @@ import numpy as np
 from tianma.memory import associations, shipped_vectors
 from tianma.memory.per_embedder import PerEmbedder
 from tianma.memory.service import Memory, index_text, is_indexed
-from tianma.memory.subject_model import subject_embedder
+from tianma.memory.subject_model import SUBJECT, Trained, subject_embedder
 from tianma.memory.subjects import SubjectLabels
 from tianma.policies.diversity import mmr
 from tianma.policies.scoring import RerankPolicy, rerank
@@ -83,11 +83,11 @@ class AnchorCache:
         the centre that statement comparisons subtract."""
         return shipped_vectors.vectors(self.embedder, "statement_background")
 
-    def statement_background_queries(self) -> Matrix:
+    def statement_background_queries(self, model: Trained = SUBJECT) -> Matrix:
         """The same statements embedded as queries: the centre of the subject comparison that
-        closes statements (:mod:`tianma.memory.subject_vectors`), by the subject model
+        closes statements (:mod:`tianma.memory.subject_vectors`), by the subject model ``model``
         (:mod:`tianma.memory.subject_model`)."""
-        return shipped_vectors.vectors(subject_embedder(self.embedder), "statement_background_queries")
+        return shipped_vectors.vectors(subject_embedder(self.embedder, model), "statement_background_queries")
 
     def statement_subjects(self) -> SubjectLabels:
         """The subject labels statements are projected on (:mod:`tianma.memory.subjects`)."""

