@@ -3,12 +3,16 @@ them gets the one it is compared by once."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import numpy as np
+import pytest
 
 from tests.conftest import RuntimeFactory
+from tianma.memory import subject_model
 from tianma.memory.statements import compared_by, cue_of, fill_subject_vectors
 from tianma.memory.subject_model import MODELS, REVISION, SUBJECT, subject_embedder
 from tianma.memory.subject_vectors import (
@@ -121,3 +125,20 @@ def test_serve_gives_an_older_homes_statements_their_vectors_as_it_starts(make_r
     rt.memory.store.put_data("u", {said[0]: {FIELD: None}})
     rt._warm_learning()  # what the background worker runs as tianma serve starts
     assert decoded(e5, rt.memory.store.get(said[0])) is not None
+
+
+def test_a_cache_that_cannot_be_written_compares_by_plain_e5_and_refuses_no_chat(
+    make_runtime: RuntimeFactory, e5: Embedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    (tmp_path / "a-file").write_text("not a folder")
+    monkeypatch.setattr(subject_model, "_cache_dirs", lambda: [tmp_path / "a-file" / "cache", tmp_path / "a-file" / "tmp"])
+    monkeypatch.setattr(subject_model, "_SHARED", {})  # this process has built neither model yet
+    rt = make_runtime()
+    with caplog.at_level(logging.WARNING, logger="tianma.memory.subject_model"):
+        wish = rt.chat("u", "From now on keep your answers short.", dialogue_id="d0", at=D0)
+        rt.chat("u", "Actually, long detailed answers are fine now.", dialogue_id="d0", at=D0 + timedelta(days=1))
+    assert "compared by plain e5" in caplog.text
+    assert subject_embedder(e5) is e5 and subject_embedder(e5, REVISION) is e5 and models(e5) == (SUBJECT,)
+    kept = rt.memory.store.get(wish.event_id)
+    assert kept.data[FIELD]["embedder"] == e5.name and FIELDS[REVISION] not in kept.data
+    assert kept.valid_until is not None  # the correction closed it all the same

