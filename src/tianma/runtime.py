@@ -449,7 +449,8 @@ class Runtime(ExperimentCommands):
         ~0.8 s of pure Python that hold the GIL, so a turn meanwhile would stall), the
         embedder's first call, the search anchors and statement model (shared by the process,
         :mod:`tianma.memory.per_embedder`), the subject models (their files are built at first
-        use), the clause vectors of the circuit breaker, and the subject vectors a home recorded before they were kept lacks
+        use), the clause vectors of the circuit breaker, and the subject vectors a home recorded
+        before they were kept lacks
         (:func:`tianma.memory.statements.fill_subject_vectors`)."""
         tokenize("预热 warm-up")
         nouns("预热 warm-up")

@@ -234,10 +234,10 @@ def compared_by(cue: StatementCue) -> Trained:
     """The subject model a new statement is compared with its earlier ones by: the revision model
     (:data:`~tianma.memory.subject_model.REVISION`) when it carries a revision cue
     (:attr:`~tianma.policies.statements.StatementCue.reversal`: 不对, 改成, 其实, no longer,
-    actually, these days, … now), else the subject model. Chosen on the dev users of the learning benchmark (docs/bench-notes.md): hit /
-    stale dev 98.8 / 2.2 → 99.1 / 1.2 %, dev2 99.7 / 4.3 → 99.4 / 3.7 %, dev3 97.1 / 11.7 %
-    unchanged, dev4 92.8 / 8.6 → 92.8 / 7.9 %; the revision model for every statement closed more
-    of other slots (dev4 hit 89.5 %)."""
+    actually, these days, … now), else the subject model. Chosen on the dev users of the learning
+    benchmark (docs/bench-notes.md): hit / stale dev 98.8 / 2.2 → 99.1 / 1.2 %, dev2 99.7 / 4.3 →
+    99.4 / 3.7 %, dev3 97.1 / 11.7 % unchanged, dev4 92.8 / 8.6 → 92.8 / 7.9 %; the revision model
+    for every statement closed more of other slots (dev4 hit 89.5 %)."""
     return REVISION if cue.reversal else SUBJECT
 
 

