@@ -20,6 +20,8 @@ Needs torch (never a runtime dependency) and a C compiler, in a venv of its own:
     .train/bin/python tools/subject_model/train.py --timelines --out src/tianma/memory/data/revision_model.npz
     python -m tianma.memory.shipped_vectors   # the background statements by each model
 
+``train_reader.py`` trains a statement reader the same way (BitFit and a head; measured, not shipped).
+
 A retraining gives a close model, not the same bits (docs/bench-notes.md).
 """
 
@@ -169,6 +171,28 @@ class Encoder(nn.Module):
         return out
 
 
+def bitfit(model: Encoder, start: int) -> None:
+    """Only the biases and layer norms of the layers from ``start`` train."""
+    for name, p in model.named_parameters():
+        p.requires_grad = name.startswith("layers.") and int(name.split(".")[1]) >= start and (
+            name.endswith("bias") or "ln." in name)  # fmt: skip
+
+
+def frozen_lower(model: Encoder, tokenize: Tokenizer, texts: list[str], start: int, limit: int = 96) -> list[torch.Tensor]:
+    """The frozen layers below ``start`` run once per text: their output, one tensor a text."""
+    below: list[torch.Tensor] = []
+    with torch.no_grad():
+        for s in range(0, len(texts), 64):
+            seqs = [tokenize(t, limit) for t in texts[s : s + 64]]
+            ids = torch.zeros(len(seqs), max(map(len, seqs)), dtype=torch.long)
+            mask = torch.zeros(ids.shape, dtype=torch.bool)
+            for j, seq in enumerate(seqs):
+                ids[j, : len(seq)], mask[j, : len(seq)] = torch.tensor(seq), True
+            hidden = model.lower(ids, mask, start)
+            below += [hidden[j, : len(seq)].clone() for j, seq in enumerate(seqs)]
+    return below
+
+
 def rows(names: list[str]) -> list[dict[str, str]]:
     return [json.loads(line) for n in names for line in (PAIRS / n).read_text("utf-8").splitlines() if line.strip()]
 
@@ -266,19 +290,8 @@ def main() -> None:
     base = _base_model()
     model, tokenize = Encoder(base.read_bytes()), Tokenizer(base)
     start = LAYERS - args.layers
-    for name, p in model.named_parameters():
-        p.requires_grad = name.startswith("layers.") and int(name.split(".")[1]) >= start and (
-            name.endswith("bias") or "ln." in name)  # fmt: skip
-    below: list[torch.Tensor] = []
-    with torch.no_grad():  # the frozen lower layers run once per text
-        for s in range(0, len(texts), 64):
-            seqs = [tokenize(t) for t in texts[s : s + 64]]
-            ids = torch.zeros(len(seqs), max(map(len, seqs)), dtype=torch.long)
-            mask = torch.zeros(ids.shape, dtype=torch.bool)
-            for j, seq in enumerate(seqs):
-                ids[j, : len(seq)], mask[j, : len(seq)] = torch.tensor(seq), True
-            hidden = model.lower(ids, mask, start)
-            below += [hidden[j, : len(seq)].clone() for j, seq in enumerate(seqs)]
+    bitfit(model, start)
+    below = frozen_lower(model, tokenize, texts, start)
 
     def encode(which: list[int]) -> torch.Tensor:
         x = torch.zeros(len(which), max(len(below[i]) for i in which), H)
