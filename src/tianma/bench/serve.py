@@ -9,6 +9,8 @@ directly:
 * **streaming**: time to the first token and to the end, direct and proxied, with the stand-in
   streaming a three-sentence reply at ``PIECE_DELAY`` s per piece (≈ 20 tokens/s): what
   check-then-release costs (the first sentence) on top of the turn;
+* **a long paste**: the same streamed reply to a message of ``PASTE_CHARS`` characters (the
+  user pasted a document), direct and proxied: what reading, embedding and recording it adds;
 * **load**: several clients at once with the stand-in taking ``LOAD_MODEL_S`` per reply, under
   the default ``serve.max_concurrent``: turns/s against the ideal, and p95 latency.
 
@@ -42,15 +44,20 @@ STREAM_REPLY = "好的，周末的安排可以这样。上午去西湖边散步�
 LOAD_MODEL_S = 0.3
 
 
+PASTE_CHARS = 30_000
+PASTE = "会议记录：讨论了预算和排期，大家意见不一。We went through the budget line by line. "
+
+
 @dataclass(frozen=True)
 class ServePlan:
     turns: int
     streams: int
     clients: int
     turns_per_client: int
+    pastes: int
 
 
-PLANS = {"smoke": ServePlan(4, 2, 4, 2), "quick": ServePlan(40, 10, 8, 4), "full": ServePlan(200, 30, 32, 4)}
+PLANS = {"smoke": ServePlan(4, 2, 4, 2, 1), "quick": ServePlan(40, 10, 8, 4, 3), "full": ServePlan(200, 30, 32, 4, 5)}
 
 
 def _ask(client: httpx.Client, url: str, text: str, stream: bool) -> tuple[float, float]:
@@ -102,6 +109,22 @@ def _streaming(proxy: str, direct: str, n: int, tick: Any) -> dict[str, Any]:
     }
 
 
+def _pastes(proxy: str, direct: str, n: int, tick: Any) -> dict[str, Any]:
+    rows = []
+    with httpx.Client(timeout=300) as client:
+        for i in range(n):
+            text = (f"{i}. " + PASTE * (PASTE_CHARS // len(PASTE) + 1))[:PASTE_CHARS]
+            rows.append((_ask(client, direct, text, True), _ask(client, proxy, text, True)))
+            tick()
+    return {
+        "chars": PASTE_CHARS,
+        "proxied_first_ms": describe([p[0] * 1000 for _, p in rows], 1),
+        "added_first_ms": describe([(p[0] - d[0]) * 1000 for d, p in rows], 1),
+        "proxied_total_ms": describe([p[1] * 1000 for _, p in rows], 1),
+        "added_total_ms": describe([(p[1] - d[1]) * 1000 for d, p in rows], 1),
+    }
+
+
 def _load(proxy: str, plan: ServePlan, max_concurrent: int, tick: Any) -> dict[str, Any]:
     def client_run(c: int) -> list[float]:
         out = []
@@ -127,7 +150,7 @@ def run(ctx: BenchContext) -> dict[str, Any]:
     plan = PLANS[ctx.mode]
     payload = header("serve", ctx.started, ctx.mode) | {"plan": plan.__dict__}
     with tempfile.TemporaryDirectory(prefix="tianma-bench-serve-") as home, progress_bar(ctx.show_progress) as bar:
-        total = plan.turns + plan.streams + plan.clients * plan.turns_per_client + total_turns(ctx.mode)
+        total = plan.turns + plan.streams + plan.pastes + plan.clients * plan.turns_per_client + total_turns(ctx.mode)
         task = bar.add_task("serve", total=total)
 
         def tick() -> None:
@@ -142,6 +165,7 @@ def run(ctx: BenchContext) -> dict[str, Any]:
                 payload["overhead"] = _overhead(proxy, upstream.base_url, plan.turns, tick)
                 upstream.piece_delay = PIECE_DELAY
                 payload["streaming"] = _streaming(proxy, upstream.base_url, plan.streams, tick)
+                payload["pastes"] = _pastes(proxy, upstream.base_url, plan.pastes, tick)
                 upstream.piece_delay, upstream.delay = 0.0, LOAD_MODEL_S
                 payload["load"] = _load(proxy, plan, settings.serve.max_concurrent, tick)
                 payload["events"] = len(rt.memories(settings.user, "event"))
@@ -159,6 +183,7 @@ def _print(p: dict[str, Any]) -> None:
                   f"reflection inside the turn: p95 {lr['inline']['turn_ms']['p95']:.0f} ms")  # fmt: skip
     console.print(f"serve: overhead per turn p50 {o['p50']:.1f} ms, p95 {o['p95']:.1f} ms; "
                   f"first token +{s['added_first_ms']['p50']:.0f} ms (p50); "
+                  f"a {p['pastes']['chars']:,}-character paste +{p['pastes']['added_first_ms']['p50']:.0f} ms to its first token; "
                   f"load {ld['turns_per_s']:.2f} turns/s of ideal {ld['ideal_turns_per_s']:.2f}")  # fmt: skip
 
 
@@ -181,6 +206,10 @@ def section(payload: dict[str, Any], plots: Path) -> str:
         row("streaming, first token through tianma serve", s["proxied_first_ms"]),
         row("**added to the first token** (check-then-release)", s["added_first_ms"]),
         row("**added to the whole stream**", s["added_total_ms"]),
+        *([row(f"a {payload['pastes']['chars']:,}-character paste, streaming, first token through tianma serve",
+               payload["pastes"]["proxied_first_ms"]),
+           row("**added to a paste's first token**", payload["pastes"]["added_first_ms"]),
+           row("**added to a paste's whole stream**", payload["pastes"]["added_total_ms"])] if "pastes" in payload else []),
         "",
         f"The first token waits for the first sentence (「{s['first_sentence']}」, {len(pieces(s['first_sentence']))} "
         f"streamed pieces at {s['piece_delay_s']:g} s each) plus the turn's overhead; the rest of the stream runs one sentence "
