@@ -42,10 +42,9 @@ MODEL = "qwen2.5:7b"
 PIECE_DELAY = 0.05
 STREAM_REPLY = "好的，周末的安排可以这样。上午去西湖边散步，呼吸新鲜空气。下午在家看书休息，晚上早点睡觉。"
 LOAD_MODEL_S = 0.3
-
-
 PASTE_CHARS = 30_000
 PASTE = "会议记录：讨论了预算和排期，大家意见不一。We went through the budget line by line. "
+"""Repeated to :data:`PASTE_CHARS`: a pasted document (no wish in it, so no statement to read)."""
 
 
 @dataclass(frozen=True)

