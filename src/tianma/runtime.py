@@ -29,7 +29,7 @@ from tianma.graph.reflection import ReflectionDeps, ReflectionInput, build_refle
 from tianma.guardrails.breaker import CircuitBreaker
 from tianma.guardrails.constitution import load_constitution
 from tianma.guardrails.regression import Scenario, load_scenarios
-from tianma.guardrails.secrets import redact_secrets, secret_notice, storable
+from tianma.guardrails.secrets import message_without_secrets, redact_secrets, secret_notice, storable
 from tianma.importing.runner import Importer
 from tianma.learning_worker import ReflectionWorker
 from tianma.llm.chat import model_name_of
@@ -209,7 +209,7 @@ class Runtime(ExperimentCommands):
         said = text
         text, secrets = redact_secrets(text)
         if client is not None:
-            client = dataclasses.replace(client, messages=tuple(_without_secrets(m) for m in client.messages))
+            client = dataclasses.replace(client, messages=tuple(message_without_secrets(m) for m in client.messages))
         dialogue_id = dialogue_id or uuid.uuid4().hex
         when = as_aware(at)
         thread = thread_id(user_id, dialogue_id)
@@ -830,20 +830,6 @@ class Runtime(ExperimentCommands):
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
-
-
-def _without_secrets(message: dict[str, Any]) -> dict[str, Any]:
-    """A client's message with every secret removed from its text (string or text parts)."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return {**message, "content": redact_secrets(content)[0]}
-    if isinstance(content, list):
-        parts = [
-            {**p, "text": redact_secrets(p["text"])[0]} if isinstance(p, dict) and isinstance(p.get("text"), str) else p
-            for p in content
-        ]
-        return {**message, "content": parts}
-    return message
 
 
 def _redline_of(verdict: dict[str, Any] | None) -> RedlineVerdict | None:

@@ -34,6 +34,7 @@ import bisect
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from tianma.guardrails import secret_answers as answers
 from tianma.guardrails import secret_codes as codes
@@ -721,6 +722,21 @@ def redact_secrets(text: str) -> tuple[str, list[SecretMatch]]:
     """
     matches = find_secrets(text)
     return replace_spans(text, [(m.start, m.end, PLACEHOLDERS[m.kind]) for m in matches]), matches
+
+
+def message_without_secrets(message: dict[str, Any]) -> dict[str, Any]:
+    """A client's chat message with every secret removed from its text (a string, or the text
+    parts of a list, as the OpenAI API sends them); anything else about it unchanged."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return {**message, "content": redact_secrets(content)[0]}
+    if isinstance(content, list):
+        parts = [
+            {**p, "text": redact_secrets(p["text"])[0]} if isinstance(p, dict) and isinstance(p.get("text"), str) else p
+            for p in content
+        ]
+        return {**message, "content": parts}
+    return message
 
 
 def secret_notice(text: str) -> str:

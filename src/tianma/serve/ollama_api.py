@@ -17,7 +17,7 @@ from tianma.serve.continuations import continuing
 from tianma.serve.error_handlers import stream_error
 from tianma.serve.http import authenticate, json_body, now_go, pass_through, turn_headers
 from tianma.serve.schemas import OllamaChat, check_images, check_model, check_turn_size
-from tianma.serve.turns import FORWARDED, ChatRequest, Item, TurnDone, chat_request, first_item
+from tianma.serve.turns import FORWARDED, ChatRequest, Item, TurnDone, chat_request, first_item, passed_on
 
 logger = logging.getLogger("tianma.serve")
 
@@ -50,7 +50,8 @@ async def chat(request: Request) -> Response:
     req = chat_request(principal, parsed.model, messages, body, dict(request.headers), ctx.dialogues, serve,
                        {k: body[k] for k in FORWARDED if k in body}, parsed.stream is not False)  # fmt: skip
     if not req.is_turn(serve.task_prefixes):  # a model load, a tool round, “continue”
-        return await pass_through(request, "/api/chat", json.dumps(body).encode(), continuing(ctx, req))
+        return await pass_through(request, "/api/chat", await passed_on(req, body, serve.task_prefixes),
+                                  continuing(ctx, req))
     check_turn_size(req, serve)
     await ctx.models.check(req.model)  # a model Ollama lacks: its 404 now, before the turn records anything
     items = ctx.turns.run(req)

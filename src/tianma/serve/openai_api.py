@@ -24,7 +24,7 @@ from tianma.serve.continuations import continuing
 from tianma.serve.error_handlers import error_body, stream_error
 from tianma.serve.http import authenticate, json_body, pass_through, turn_headers
 from tianma.serve.schemas import OpenAIChat, check_images, check_model, check_turn_size, data_url_payload
-from tianma.serve.turns import ChatRequest, Item, TurnDone, chat_request, first_item
+from tianma.serve.turns import ChatRequest, Item, TurnDone, chat_request, first_item, passed_on
 
 logger = logging.getLogger("tianma.serve")
 _OPTIONS = {"temperature": "temperature", "top_p": "top_p", "seed": "seed", "stop": "stop",
@@ -138,7 +138,8 @@ async def chat_completions(request: Request) -> Response:
     req = chat_request(principal, parsed.model, messages, body, dict(request.headers), ctx.dialogues, serve,
                        to_ollama_extra(body), bool(parsed.stream))  # fmt: skip
     if not req.is_turn(serve.task_prefixes):  # a tool round, “continue”: Ollama's OpenAI layer answers
-        return await pass_through(request, "/v1/chat/completions", json.dumps(body).encode(), continuing(ctx, req))
+        return await pass_through(request, "/v1/chat/completions", await passed_on(req, body, serve.task_prefixes),
+                                  continuing(ctx, req))
     check_turn_size(req, serve)
     await ctx.models.check(req.model)  # a model Ollama lacks: its 404 now, before the turn records anything
     items = ctx.turns.run(req)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 
 from tianma.errors import ChatModelUnavailableError, ClientGoneError, InvalidInputError, ServerBusyError
+from tianma.guardrails.secrets import message_without_secrets
 from tianma.guardrails.stream_gate import tail_after
 from tianma.serve import openwebui
 from tianma.serve.auth import Principal
@@ -127,6 +129,19 @@ def chat_request(
                            stream=stream, event_id=again[0], regenerates=again[0], task=task)  # fmt: skip
     return ChatRequest(user_id=user_id, model=model, messages=messages, task=task,
                        dialogue_id=dialogues.of_request(user_id, messages, body, headers), extra=extra, stream=stream)  # fmt: skip
+
+
+async def passed_on(req: ChatRequest, body: dict[str, Any], task_prefixes: Sequence[str]) -> bytes:
+    """The body a request tianma does not answer itself goes on to Ollama with: as it came, but a
+    client's background task (a title, tags, follow-ups, a memory review — each quoting the chat)
+    without the chat's secrets, as a turn's history is sent: a model writing a title needs no
+    password, and the client keeps what it writes (its chat titles, its own memory). Tool rounds
+    and the rest go unchanged. Scanned in a worker thread: a long chat takes a moment."""
+    messages = body.get("messages")
+    if isinstance(messages, list) and req.is_background(task_prefixes):
+        body = {**body, "messages": await asyncio.to_thread(
+            lambda: [message_without_secrets(m) if isinstance(m, dict) else m for m in messages])}  # fmt: skip
+    return json.dumps(body).encode()
 
 
 @dataclass

@@ -76,6 +76,25 @@ def test_open_webuis_memory_block_is_removed_from_the_prompt(serve: ServeFactory
     assert "You are helpful." in str(sent)
 
 
+TITLE_TASK = "### Task:\nGenerate a concise title…\n<chat_history>\nUSER: 记住，我家wifi密码是 Qz7#kLm29x\n</chat_history>"
+
+
+def test_a_background_task_goes_on_without_the_chats_secrets_and_a_tool_round_unchanged(serve: ServeFactory) -> None:
+    s = serve()
+    assert _chat(s.url, [{"role": "user", "content": TITLE_TASK}]).status_code == 200
+    titled = str(s.chat_bodies()[-1]["messages"])
+    assert "Qz7#kLm29x" not in titled and "Generate a concise title" in titled and "wifi" in titled
+    httpx.post(f"{s.url}/v1/chat/completions", timeout=60, json={"model": MODEL, "messages": [
+        {"role": "user", "content": [{"type": "text", "text": TITLE_TASK}]}]})  # fmt: skip
+    (sent,) = s.standin.requests_to("/v1/chat/completions")  # (the stand-in only records it: 404)
+    forwarded = sent.body or {}
+    assert "Qz7#kLm29x" not in str(forwarded) and "Generate a concise title" in str(forwarded)
+    tool = [{"role": "user", "content": "查一下路由器"}, {"role": "tool", "content": "token=Qz7#kLm29x"}]
+    assert _chat(s.url, tool).status_code == 200  # not a task: the model's tool round is its own business
+    assert s.chat_bodies()[-1]["messages"] == tool
+    assert s.runtime.memories("me", "event") == []
+
+
 def test_the_chat_id_header_keeps_one_dialogue_across_a_stop_and_a_restart(serve: ServeFactory) -> None:
     s = serve()
     a = _chat(s.url, [{"role": "user", "content": "第一句"}], **{"X-OpenWebUI-Chat-Id": "chat-1"})
