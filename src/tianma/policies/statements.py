@@ -16,9 +16,11 @@ decided against the prior statements themselves (:mod:`tianma.memory.statements`
 | mood | 今天好累 · 心情很差 · I'm so hungover | the day it was said |
 
 A wish or fact with a time word lasts that day (今天、今晚、这次, today, tonight, this time, for now),
-three days (这几天、这三天、接下来两天, for the next few days) or that week (这周, this week); “从今天起 /
+three days (这几天、这三天、接下来两天, for the next few days), that week (这周, this week) or fourteen
+days (这两周, for the next fortnight); “从今天起 /
 starting today / from now on” is lasting.
-Questions, hypotheticals, hearsay, quoted speech, talk about the conversation (“我有个问题想请教”)
+Questions, hypotheticals, hearsay, quoted speech, talk about the conversation (“我有个问题想请教”), a
+task on a text of this conversation (“把上面那段改成口语化一点”, “turn this into a tweet”)
 and a message that carried a secret (it is a request to keep it) are not statements.
 """
 
@@ -33,7 +35,7 @@ from tianma.text.extract import LISTING_WHAT, RHETORICAL_WHERE, asserted_sentenc
 from tianma.text.placeholders import SECRET_PLACEHOLDERS
 
 StatementKind = Literal["wish", "fact", "complaint", "mood"]
-Period = Literal["day", "days", "week"]
+Period = Literal["day", "days", "week", "fortnight"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,20 +69,31 @@ _RECURRING = _rx(r"每天|每日|每晚|每早|每周|每个?(?:星期|礼拜|�
 stands: in a short message only — a task description mentions days too."""
 _DAY = _rx(r"今天|今晚|今早|今儿|今日|今天晚上|今个|这会儿|这一会|这次|这回|这一次|当下|此刻|眼下先|暂时|现在先|"
            r"\b(?:today|tonight|this time|this morning|this afternoon|this evening|right now|for now|for today|at the moment|"
-           r"just for now|for the moment|for the time being|temporarily)\b")
+           r"just for now|for the moment|for the time being|temporarily|tonite|all morning|this arvo|for this one|"
+           r"for (?:a|the next) (?:few|couple of|couple|\d+) hours)\b")
 _WEEK = _rx(r"这周|本周|这一周|这个星期|这礼拜|这个礼拜|这个周末|这周末|(?<![一二三四五六日天末挪改换调推延提移放])(?:到|直到)(?:这?周|星期|礼拜)[一二三四五六日天末](?:为止|之前)?|"
-            r"\b(?:this week|this weekend|all week|(?<!day )(?:until|till|til|through) (?:the weekend|(?:mon|tues|wednes|thurs|fri|satur|sun)day))\b")
+            r"\b(?:this week|this weekend|all week|(?:for|over) the long weekend|(?<!day )(?:until|till|til|through) (?:the weekend|(?:mon|tues|wednes|thurs|fri|satur|sun)day))\b")
+_FORTNIGHT = _rx(r"(?:这|接下来的?|未来)(?:两|二)(?:周|个星期|个礼拜)|\b(?:this fortnight|(?:for )?(?:the next|a) fortnight|(?:for )?the next (?:two|2) weeks)\b")
 _DAYS = _rx(r"(?:最近|近|未来|接下来的?|这)(?:两三|[两二三四五几]|\d)天|这阵子|这段时间先|"
             r"\b(?:these (?:few |couple of |two |three |\d+ )days|(?:for |over )?the next (?:few|couple of|two|three|\d+) days|"
-            r"next (?:few|couple of|two|three|\d+) days|for a few days|for a couple of days)\b")
+            r"next (?:few|couple of|two|three|\d+) days|for a few days|for a couple of days|(?:for )?(?:the next |a )day or two)\b")
 _MOOD = _rx(r"心情|好累|太累|很累|累死|累了|累瘫|累趴|好困|很困|困死|困成|烦死|好烦|很烦|烦躁|暴躁|难受|疼|痛|感冒|发烧|咳嗽|鼻塞|嗓子|拉肚子|"
             r"闹肚子|生病|病了|不舒服|晕车|失眠|没睡好|没睡醒|熬夜|通宵|宿醉|喝多了|生理期|经期|姨妈|例假|郁闷|焦虑|伤心|难过|沮丧|低落|心累|"
-            r"没精神|没胃口|吃不下|没力气|压力(?:好|很|太)?大|崩溃|气死|生气|上火|"
+            r"没精神|没胃口|吃不下|没力气|压力(?:好|很|太)?大|崩溃|气死|生气|上火|憋屈|委屈|心慌|发慌|慌得|空落落|脑子(?:很|好|有点)?乱|"
+            r"饿(?:死|得|过头|坏|晕)|腿麻|越想越气|"
             r"\b(?:emo|hungover|hung over|tired|exhausted|shattered|drained|knackered|wiped out|worn out|burn(?:ed|t) out|run down|"
             r"stressed|anxious|nervous|upset|sad|grumpy|cranky|sleepy|sick|ill|unwell|under the weather|flu|a cold|fever|"
             r"headache|migraine|cramps|nauseous|jet-?lagged|sore|aching|achy|in a (?:bad|good|terrible|foul|weird) mood|rough (?:day|night|week)|"
-            r"(?:feel|feeling|felt) (?:sick|awful|down|low|blue|terrible|rough|crap|crappy|rubbish|off|meh|great))\b")
-_NOT_MOOD = _rx(r"受够了|(?:看着|看得|读着|听着|听得)(?:头疼|头大|头晕|累|眼花|难受)|一\S{0,6}就|每次|容易|\bwhenever\b|\bevery time\b|\b(?:tired of|sick of|sick and tired)\b")
+            r"(?:feel|feeling|felt) (?:sick|awful|down|low|blue|terrible|rough|crap|crappy|rubbish|off|meh|great)|"
+            r"freaking out|panick(?:ing|ed)|fuming|pissed off|furious|so angry|gutted|heartbroken|devastated|drunk|tipsy|"
+            r"an emotional wreck|(?:very|so|a bit|bit|really) emotional|overwhelmed|(?:still |I'm )shaking|light-?headed|dizzy|bloated|crying|in tears|bored|homesick|giddy|"
+            r"(?:having )?a (?:bit of a )?wobble|snappy|can'?t sleep|didn'?t sleep)\b")
+_NOT_MOOD = _rx(r"受够了|(?:看着|看得|读着|听着|听得)(?:头疼|头大|头晕|累|眼花|难受)|一\S{0,6}就|每次|容易|\bwhenever\b|\bevery time\b|"
+                r"\b(?:tired of|sick of|sick and tired|bored (?:of|with|by)|(?:get|gets|getting) (?:\w+ )?(?:overwhelmed|bored|dizzy|bloated|emotional|panicky)"
+                r"|you(?:'d)? (?:recommended|suggested|sent|picked|booked|gave|chose|found|planned))\b|[你您](?:上次)?(?:推荐|给|安排|选|订|找)的")
+"""Not a passing state: one that comes back (一…就, whenever), a taste (sick of, bored of), or a
+feeling about something the assistant recommended — that is a complaint (“the hike you picked had
+me panicking on the ridge”)."""
 _LEAD_TIME = r"(?:今天|今晚|这次|这周|本周|这几天|这两天|以后|今后|平时|周末|晚上|早上|\s|，|,|(?:today|tonight|this week|this time|for now|from now on|going forward)\b)*"
 _DIRECTIVE = _rx(rf"^{_LEAD_TIME}(?:请|麻烦你?|你|也|都|就|还是|直接|千万|可以)*(?:说话|讲话|回答|回复)?(?:别|不要|不用|不必|甭|少给|称呼我|叫我)"
                  rf"|^{_LEAD_TIME}(?:please\s+|pls\s+|kindly\s+|just\s+)*(?:don't|do not|stop|never|always|avoid|skip|call me|no more|quit)\b")
@@ -162,7 +175,7 @@ def _never_a_statement(text: str) -> bool:
 def classify_statement(text: str) -> StatementCue | None:
     """The statement a user message makes, if it makes one (see the module table)."""
     text = _I_MEAN.sub("", text)  # “我的意思是，点两杯奶茶” says again what it asked
-    if _never_a_statement(text) or _reminder_errand(text):
+    if _never_a_statement(text) or _reminder_errand(text) or _task_on_this_text(text):
         return None
     sentences = asserted_sentences(text) + _polite_requests(text) or _asserted_clauses(text)
     if not sentences:
@@ -262,6 +275,13 @@ _REMINDER_ERRAND = _rx(r"^(?:请|麻烦你?|你)?(?:记得|记着|别忘了|到�
                       r"|^(?:please\s+|pls\s+)?(?:remember|don't forget) to remind me\b")
 """“Remember to remind me of one thing” (记得提醒我给妈妈打电话): an errand, whatever 记得 says — unless
 it names its own recurrence or when reminders in general should come."""
+_ABOUT_THIS_TEXT = _rx(r"^(?:请|麻烦你?|你)?(?:帮我)?(?:把|将)(?:这|那|上面|上边|下面|刚才|以下|前面)"
+                       r"|^(?:(?:can|could|would) you\s+)?(?:please\s+)?(?:turn|put|make|redo|rewrite|fix|translate|summari[sz]e|shorten|cut|"
+                       r"proofread|reword|rephrase|convert|check|tidy|polish)\s+(?:up\s+)?(?:this|these|that|those|it|them|the above)\b"
+                       r"|^(?:(?:can|could|would) you\s+)?(?:please\s+)?(?:fix|translate|proofread|rewrite|reword|rephrase|summari[sz]e|check|polish)\b"
+                       r"[^:：\n]{0,40}[:：]\s*['\"‘“「]")
+"""A task on a text of this conversation (把上面那段改成口语化一点 · turn this into a polite decline:
+'…' · fix the grammar: '…'): what it asks of that text is no statement about the user."""
 _I_MEAN = _rx(r"^\s*(?:我的意思是|我是说|我意思是|i mean|what i mean is|i meant)\s*[，,:：]?\s*")
 """A lead that only says the message rephrases the last one (“我的意思是，…”, “I mean, …”): its “我的” is no fact about me."""
 _STANDING_WORDS = _rx(r"以后|今后|往后|每次|每回|总是|一律|永远|\b(?:from now on|going forward|always|every time|whenever)\b")
@@ -271,6 +291,13 @@ def _reminder_errand(text: str) -> bool:
     """A short message asking to be reminded of one thing (:data:`_REMINDER_ERRAND`)."""
     return (_REMINDER_ERRAND.match(text.strip()) is not None and _terse(text)
             and not (_RECURRING.search(text) or _REMINDER_TIMES.search(text) or _STANDING_WORDS.search(text)))
+
+
+def _task_on_this_text(text: str) -> bool:
+    """A task on a text of this conversation (:data:`_ABOUT_THIS_TEXT`) that does not also say how
+    to do such tasks from now on (以后, always, 每次, …的时候)."""
+    return (_ABOUT_THIS_TEXT.search(text.strip()) is not None and not says_it_lasts(text)
+            and not _RECURRING.search(text) and not _HABIT.search(text))
 
 
 def _only_context_of_a_request(text: str) -> bool:
@@ -382,9 +409,10 @@ def stated_by_model(text: str) -> StatementCue | None:
     mom moved in, so give me slow weekend projects”): a wish, scoped in time by its own words. Never
     a question, talk about the conversation, a paste or a message that carried a secret; nor work
     for this turn, as the rules read it (longer than two lines or :data:`TERSE_WORDS`, opening
-    with a task verb, an errand or the context of a request)."""
+    with a task verb, an errand, the context of a request or a task on a text of this conversation)."""
     if (_never_a_statement(text) or _asks(text) or not _terse(text)
-            or _TASK.match(text.strip()) or _ASKS_FOR_ONE.search(text) or _only_context_of_a_request(text)):  # fmt: skip
+            or _TASK.match(text.strip()) or _ASKS_FOR_ONE.search(text) or _only_context_of_a_request(text)
+            or _task_on_this_text(text)):  # fmt: skip
         return None
     return StatementCue("wish", _period(text, "wish"), _REVERSAL.search(text) is not None, _STYLE.search(text) is not None)
 
@@ -397,7 +425,7 @@ def says_it_recurs(text: str) -> bool:
 
 def _scoped_in_time(text: str) -> bool:
     """It names a period of its own: today, these few days, this week."""
-    return any(period.search(text) for period in (_DAY, _DAYS, _WEEK))
+    return any(period.search(text) for period in (_DAY, _DAYS, _WEEK, _FORTNIGHT))
 
 
 def says_it_lasts(text: str) -> bool:
@@ -413,6 +441,8 @@ def _period(text: str, kind: StatementKind, moody: bool = False) -> Period | Non
         return None
     if _LASTING.search(text) and kind != "mood":
         return None
+    if _FORTNIGHT.search(text):
+        return "fortnight"
     if _WEEK.search(text):
         return "week"
     if _DAYS.search(text):
@@ -424,10 +454,10 @@ def _period(text: str, kind: StatementKind, moody: bool = False) -> Period | Non
 
 def period_end(at: datetime, period: Period, zone: tzinfo) -> datetime:
     """When a statement scoped to ``period`` stops holding, in the user's time zone: the end of
-    that local day, of the third local day (“这几天”, “for the next few days”), or of that local
-    week (Sunday midnight)."""
+    that local day, of the third local day (“这几天”, “for the next few days”), of that local
+    week (Sunday midnight), or fourteen local days on (“这两周”, “for the next fortnight”)."""
     local = at.astimezone(zone)
-    days = {"day": 1, "days": 3, "week": 7 - local.weekday()}[period]
+    days = {"day": 1, "days": 3, "week": 7 - local.weekday(), "fortnight": 14}[period]
     end = datetime.combine(local.date() + timedelta(days=days), time(0), tzinfo=zone)
     return end.astimezone(at.tzinfo or zone)
 

@@ -156,3 +156,9 @@ def test_a_revision_the_rules_cannot_read_is_a_statement_when_the_model_leans_to
     assert statement_fields("不对，帮我查一下明天的天气？", at, zone, leaning=True) == {}  # a question stays one
     assert statement_fields("不对，宿舍用的台灯推荐一个", at, zone, leaning=True) == {}  # asks for one thing now
     assert statement_fields("不对，求推荐一个蓝牙音箱", at, zone, leaning=True) == {}
+
+
+def test_a_task_on_a_text_of_this_conversation_is_no_statement_however_sure_the_model() -> None:
+    at, zone = datetime(2026, 3, 2, 9, tzinfo=UTC), UTC
+    assert statement_fields("把上面那段改得口语一点 要念给我奶奶听", at, zone, stated=True) == {}
+    assert statement_fields("步骤一条都别省，写全写细", at, zone, stated=True)  # the model's own wish still counts

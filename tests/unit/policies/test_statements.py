@@ -344,3 +344,50 @@ def test_a_task_with_what_happened_around_it_is_no_statement(text: str) -> None:
 @pytest.mark.parametrize("text", ["以后跟我说话直接点", "提醒别弄闹钟 发条消息就行", "我的意思是，以后回答短一点"])
 def test_how_to_talk_to_me_and_a_way_that_is_enough_are_still_statements(text: str) -> None:
     assert classify_statement(text) is not None
+
+
+@pytest.mark.parametrize("text", ["ugh, completely freaking out about my driving test", "gutted, the concert got cancelled",
+                                  "刚被老板骂了一顿 好憋屈", "早饭没吃 饿得发慌", "bit tipsy after the work party lol"])  # fmt: skip
+def test_a_passing_state_in_everyday_words_holds_for_the_day(text: str) -> None:
+    cue = classify_statement(text)
+    assert cue is not None and (cue.kind, cue.period) == ("mood", "day")
+
+
+@pytest.mark.parametrize("text", ["I get overwhelmed by walls of text, use headings", "I'm bored of pasta, suggest other dinners"])
+def test_a_state_that_comes_back_or_a_taste_is_not_passing(text: str) -> None:
+    cue = classify_statement(text)
+    assert cue is not None and cue.period is None
+
+
+@pytest.mark.parametrize(
+    ("text", "period"),
+    [("for the next fortnight I'm in Berlin, suggest places near Mitte", "fortnight"),
+     ("这两周在杭州出差 推荐吃的就推杭州的", "fortnight"), ("bit of a cold, soups only for a day or two", "days"),
+     ("we're away for the long weekend so no cooking ideas needed", "week"), ("knackered, short answers tonite", "day"),
+     ("nothing longer than 15 min to cook for us rn", None), ("I need a meal prep plan for the week", None),
+     ("I'm an RN, medical terms are fine", None)],
+)  # fmt: skip
+def test_more_ways_of_naming_a_period(text: str, period: str | None) -> None:
+    cue = classify_statement(text)
+    assert cue is not None and cue.period == period
+
+
+def test_a_fortnight_ends_fourteen_local_days_on() -> None:
+    at = datetime(2026, 3, 4, 15, tzinfo=UTC)  # a Wednesday
+    assert period_end(at, "fortnight", UTC) == datetime(2026, 3, 18, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("text", ["把上面这段改得正式一点 要发给领导", "帮我把这几句翻成日语", "turn this into a tweet",
+                                  "proofread this for me: 'their going to the park tomorrow'", "fix the spelling: 'I recieved it'"])  # fmt: skip
+def test_a_task_on_a_text_of_this_conversation_states_nothing(text: str) -> None:
+    assert classify_statement(text) is None
+
+
+def test_how_to_do_such_tasks_from_now_on_is_still_a_wish() -> None:
+    cue = classify_statement("以后把这种总结都写成表格")
+    assert cue is not None and cue.kind == "wish" and cue.period is None
+
+
+def test_a_feeling_about_what_the_assistant_recommended_is_no_passing_mood() -> None:
+    cue = classify_statement("still crying about that $300 jacket you suggested, my rent is due")
+    assert cue is None or cue.kind != "mood"
