@@ -335,6 +335,11 @@ class OpenWebUI:
     def chat_bodies(self) -> list[dict[str, Any]]:
         return [r.body or {} for r in self.standin.requests_to("/api/chat")]
 
+    def turn_bodies(self, text: str) -> list[dict[str, Any]]:
+        """The chat requests for turns (not background tasks) whose last message is ``text``."""
+        return [b for b in self.chat_bodies()
+                if task_kind(b) is None and (b.get("messages") or [{}])[-1].get("content") == text]  # fmt: skip
+
     def dump(self, path: Path) -> None:
         """Every request tianma got (headers, and the headers it answered with) and every request
         the stand-in got (bodies; tool definitions by name only): what Open WebUI really sent."""

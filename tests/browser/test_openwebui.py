@@ -13,7 +13,6 @@ import json
 import time
 from datetime import UTC
 from pathlib import Path
-from typing import Any
 
 import httpx
 from typer.testing import CliRunner
@@ -39,15 +38,6 @@ ALLERGY = "我对花生过敏，做菜千万不要放花生"
 DINNER = "推荐一道晚饭菜"
 LONG = "".join(f"第{i}步：把第{i}样蔬菜洗净切好，下锅翻炒。" for i in range(1, 60))
 """~900 streamed pieces: ~45 s at 0.05 s a piece, far longer than the test waits."""
-
-
-def _turn_bodies(owui: OpenWebUI, text: str) -> list[dict[str, Any]]:
-    """The chat requests for turns (not background tasks) whose last message is ``text``."""
-    return [
-        b
-        for b in owui.chat_bodies()
-        if task_kind(b) is None and (b.get("messages") or [{}])[-1].get("content") == text
-    ]
 
 
 def test_a_message_is_one_event_and_the_background_tasks_are_not(owui: OpenWebUI) -> None:
@@ -83,7 +73,7 @@ def test_a_new_chat_is_a_new_dialogue_that_remembers_the_allergy(owui: OpenWebUI
     owui.expect_reply("推荐番茄炒蛋")
     wait_for(lambda: len(owui.events()) == 2, what="the second chat's event")
     owui.shot("dinner")
-    (body,) = _turn_bodies(owui, DINNER)
+    (body,) = owui.turn_bodies(DINNER)
     system = body["messages"][0]
     assert system["role"] == "system" and ALLERGY in system["content"]  # tianma's memory, injected
     events = {e.content: e for e in owui.events()}
@@ -134,7 +124,7 @@ def test_regenerate_replaces_the_reply_of_the_same_event(owui: OpenWebUI) -> Non
     owui.page.get_by_role("button", name="Try Again").click()
     owui.expect_reply("推荐《时间简史》。")
     owui.shot("regenerated")
-    assert len(_turn_bodies(owui, question)) == 2  # the stand-in answered twice
+    assert len(owui.turn_bodies(question)) == 2  # the stand-in answered twice
     event = wait_for(lambda: next((e for e in owui.events() if e.content == question
                                    and e.reply == "推荐《时间简史》。"), None), what="the new reply")  # fmt: skip
     assert [e.id for e in owui.events() if e.content == question] == [before.id] == [event.id]

@@ -13,8 +13,6 @@ Its own Open WebUI (the ``owui`` fixture is per module); the tests run in order,
 
 from __future__ import annotations
 
-from typing import Any
-
 from tests.browser.openwebui import OpenWebUI, task_kind
 from tests.home_scan import files_holding
 from tianma.guardrails.secrets import NOTICE_ZH
@@ -29,12 +27,6 @@ WISH = "以后回答我的问题请先给结论，再讲细节。"
 AGAIN = "我再说一次：以后请先给结论再讲细节。"
 CHANGE = "不对，以后不用先给结论了，直接按步骤讲就行。"
 QUESTION = "解释一下怎么配置路由器。"
-
-
-def _bodies(owui: OpenWebUI, text: str) -> list[dict[str, Any]]:
-    """The stand-in's chat requests for turns (not background tasks) whose last message holds ``text``."""
-    return [b for b in owui.chat_bodies()
-            if task_kind(b) is None and text in str((b.get("messages") or [{}])[-1].get("content"))]  # fmt: skip
 
 
 def _said(owui: OpenWebUI, text: str) -> None:
@@ -76,7 +68,7 @@ def test_a_wish_taken_back_in_a_later_chat_is_what_the_next_question_carries(owu
     _said(owui, QUESTION)
     owui.shot("change-of-mind")
 
-    (body,) = _bodies(owui, QUESTION)
+    (body,) = owui.turn_bodies(QUESTION)
     system = body["messages"][0]
     assert system["role"] == "system"
     assert CHANGE in system["content"]  # the new wish is applied …
