@@ -8,7 +8,7 @@ from __future__ import annotations
 from sqlalchemy import text
 
 from tests.browser.openwebui import OpenWebUI, wait_for
-from tests.browser.test_openwebui import ALLERGY, DINNER, MODEL, _turn_bodies
+from tests.browser.test_openwebui import ALLERGY, DINNER, MODEL
 from tests.contract.conftest import postgres_cluster  # noqa: F401  (the owui fixture asks for it)
 
 TIANMA_ON_POSTGRES = True
@@ -29,7 +29,7 @@ def test_a_memory_told_in_one_chat_is_used_in_the_next_with_everything_in_postgr
     owui.expect_reply("推荐番茄炒蛋")
     wait_for(lambda: len(owui.events()) == 2, what="the second chat's event")
     owui.shot("postgres-dinner")
-    (body,) = _turn_bodies(owui, DINNER)
+    (body,) = owui.turn_bodies(DINNER)
     assert ALLERGY in body["messages"][0]["content"]  # the memory, found in PostgreSQL and injected
     with engine.connect() as conn:
         stored = set(conn.execute(text("SELECT content FROM records WHERE kind = 'event'")).scalars())
