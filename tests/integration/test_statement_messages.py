@@ -28,8 +28,8 @@ def test_statements_are_read_as_lasting_and_moods_and_other_messages_mostly_not(
         lasting[row["label"]] += bool(fields) and fields["valid_until"] is None
     totals = Counter(r["label"] for r in rows)
     assert totals == {"statement": 270, "mood": 120, "other": 210}
-    # 2026-12-07: statement 231, mood 21, other 38 (README of the fixture); a little room for
+    # 2026-12-07: statement 231, mood 21, other 36 (README of the fixture); a little room for
     # numpy releases, whose 4-bit matmuls move the statement model's readings slightly
     assert lasting["statement"] >= 228
     assert lasting["mood"] <= 23
-    assert lasting["other"] <= 41
+    assert lasting["other"] <= 39

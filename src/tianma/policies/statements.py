@@ -20,8 +20,10 @@ three days (这几天、这三天、接下来两天, for the next few days), tha
 days (这两周, for the next fortnight); “从今天起 /
 starting today / from now on” is lasting.
 Questions, hypotheticals, hearsay, quoted speech, talk about the conversation (“我有个问题想请教”), a
-task on a text of this conversation (“把上面那段改成口语化一点”, “turn this into a tweet”)
-and a message that carried a secret (it is a request to keep it) are not statements.
+task on a text of this conversation (“把上面那段改成口语化一点”, “turn this into a tweet”),
+feedback on the reply (“不对 重新算”, “that's not what I asked”), what a task for this turn says
+about the user (“list 5 dinners I can make in a slow cooker”: the material of the task) and a
+message that carried a secret (it is a request to keep it) are not statements.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 # fmt: off
 _LASTING = _rx(r"说(?:了|过)(?:要|别|不要|只要)|优先|尽管|一概|统统|通通|只(?:买|用|看|吃|喝|听|坐|住|要)(?!一)|以后|今后|从现在(?:开始|起)|从今(?:天|日|往后)?(?:开始|起)|从此|往后|每次|每回|总是|一律|永远|一直都|默认|记住|记得|记一下|别忘了|"
-               r"\b(?:from now on|going forward|from here on|from here(?=\s*(?:[,.;!]|$))|in (?:the )?future|always|never|every time|whenever|remember|keep in mind|by default|"
+               r"\b(?:from now on|going forward|from here on|from here(?=\s*(?:[,.;!]|$))|in (?:the )?future|always|never(?! mind)|every time|whenever|remember|keep in mind|by default|"
                r"starting (?:today|now)|from today)\b")
 _RECURRING = _rx(r"每天|每日|每晚|每早|每周|每个?(?:星期|礼拜|月)|每月|天天|"
                  r"\b(?:every (?:single )?(?:day|morning|evening|night|week|month|weekday|weekend|mondays?|tuesdays?|wednesdays?|"
@@ -96,7 +98,7 @@ feeling about something the assistant recommended — that is a complaint (“th
 me panicking on the ridge”)."""
 _LEAD_TIME = r"(?:今天|今晚|这次|这周|本周|这几天|这两天|以后|今后|平时|周末|晚上|早上|\s|，|,|(?:today|tonight|this week|this time|for now|from now on|going forward)\b)*"
 _DIRECTIVE = _rx(rf"^{_LEAD_TIME}(?:请|麻烦你?|你|也|都|就|还是|直接|千万|可以)*(?:说话|讲话|回答|回复)?(?:别|不要|不用|不必|甭|少给|称呼我|叫我)"
-                 rf"|^{_LEAD_TIME}(?:please\s+|pls\s+|kindly\s+|just\s+)*(?:don't|do not|stop|never|always|avoid|skip|call me|no more|quit)\b")
+                 rf"|^{_LEAD_TIME}(?:please\s+|pls\s+|kindly\s+|just\s+)*(?:don't|do not|stop|never(?! mind)|always|avoid|skip|call me|no more|quit)\b")
 """A standing wish to the assistant: a prohibition (别…, don't…), always/never, how to address the
 user. A positive request (推荐一款耳机, suggest a film) is for this turn, unless it says it lasts."""
 _STYLE_ORDER = _rx(r"^(?:请|你)?(?:用|写|回答|回复|分|按)[^，,]{0,10}(?:段落|分点|要点|列表|表格|步骤|大白话|口语|正式|简短|简洁|详细)"
@@ -140,13 +142,13 @@ _STYLE_VERDICT = _rx(r"\b(?:would be (?:welcome|nice|great|good|appreciated|bett
 replies would be welcome”): a wish when it is about how to answer (:data:`_STYLE`) and not a
 verdict on this answer (:data:`_PRAISE`)."""
 _PRAISE = _rx(r"^(?:your|this|that|these|those|the|it|it's|that's)\b")
-_SELF = _rx(r"我的?[\u4e00-\u9fff]{1,3}(?:有点|有些|很|太|比较|挺|特别|不太|一直|偏)|我的?(?!意思|问题|想法)[\u4e00-\u9fff]{2,4}是(?!不是)|我(?:现在|目前|已经|平时|一般|一直|其实|真的|也|还|又|开始|重新)*(?:是|不是|不|没|很|挺|比较|特别|超|最|喜欢|讨厌|爱|怕|受不了|吃|喝|用|住|在|对|习惯|偏好|宁愿|宁可|更|倾向|想要|希望|需要|要|只|能|会|戒|有|家|的)"
+_SELF = _rx(r"我的?[\u4e00-\u9fff]{1,3}(?:有点|有些|很|太|比较|挺|特别|不太|一直|偏)|我的?(?!意思|问题|想法|说的|问的|指的)[\u4e00-\u9fff]{2,4}是(?!不是)|我(?:现在|目前|已经|平时|一般|一直|其实|真的|也|还|又|开始|重新)*(?:是|不是|不|没|很|挺|比较|特别|超|最|喜欢|讨厌|爱|怕|受不了|吃|喝|用|住|在|对|习惯|偏好|宁愿|宁可|更|倾向|想要|希望|需要|要|只|能|会|戒|有|家|的)"
             r"|\bI(?:'m|'ve| am| have| do| don't| do not| can't| cannot| can| never| always| usually| only| really| actually| now| still| just| no longer| used to|'d rather| would rather| prefer| like| love| hate| dislike| eat| drink| use| live| work| need| want| started| stopped| quit| switched| gave up| moved| got| became)\b"
             r"|\bmy (?:\w+ ){0,2}(?:is|are|was)\b")
 _COMPLAINT = _rx(r"(?:上次|上回|那次|之前|昨天|前两天|前几天|[你您](?:上次)?(?:推荐|给|说|安排|选|订|写|发)的).{0,40}?(?:太|得我|害我|害得|让我|弄得|搞得|受不了|难受|不行|没法|白跑|踩雷|后悔|难吃|难喝|无聊|看不懂|头大|没睡|睡不着|失望|坑|吵|贵|退了|扔了|坏了|吐|拉肚子|过敏|疼|痛|晕|腻|咸|辣)"
                  r"|\b(?:last time|the (?:\w+ ){0,3}you (?:recommended|suggested|gave|picked|booked|chose|sent|wrote)|that (?:\w+ ){0,3}you (?:recommended|suggested|gave|picked|booked|chose|sent|wrote))\b.{0,60}?"
                  r"\b(?:wrecked|ruined|too|awful|terrible|hated|couldn't|made me|killed|hurt|boring|useless|confus|lost me|overwhelm|waste)")
-_REVERSAL = _rx(r"不对|不是这样|错了|搞错|说错|改主意|变卦|改成|改为|换成|改一下|改回|不用.{0,12}了|不需要.{0,12}了|不再|别再|不要再|再也不|其实|还是.{0,16}吧|算了|又能|又可以|又开始|重新|恢复|能.{0,6}了$|可以.{0,10}了$|"
+_REVERSAL = _rx(r"(?<!对)不对|不是这样|错了|搞错|说错|改主意|变卦|改成|改为|换成|改一下|改回|不用.{0,12}了|不需要.{0,12}了|不再|别再|不要再|再也不|其实|还是.{0,16}吧|算了|又能|又可以|又开始|重新|恢复|能.{0,6}了$|可以.{0,10}了$|"
                 r"\b(?:no longer|not anymore|any ?more|actually|changed my mind|change of plan|scratch that|instead|again|on second thought|forget what I said|wait|that's wrong|I was wrong|used to|these days|switched|started|stopped|quit|gave up|back to)\b|"
                 r"(?<!right )(?<!for )(?<!just )(?<!until )(?<!till )(?<!by )\bnow\b(?=\W*$|\s*[.!;])")
 _STYLE = _rx(r"回答|回复|答案|解释|讲解|讲|说话|语气|口吻|格式|列表|段落|要点|分点|分条|步骤|例子|举例|表情|字数|简短|简洁|详细|啰嗦|结论|英文|中文|繁体|术语|代码注释|markdown|"
@@ -154,8 +156,19 @@ _STYLE = _rx(r"回答|回复|答案|解释|讲解|讲|说话|语气|口吻|格�
 _CLAUSES = re.compile(r"[，,；;：:]|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])|\s+(?:so|and|but)\s+", re.IGNORECASE)
 _REQUEST = _rx(rf"^{_LEAD_TIME}(?:请|你|都|就|也)*(?:帮我|给我)?(?:推荐|推|安排|按|用|换成|改成|只|做)"
                rf"|^{_LEAD_TIME}(?:please\s+)?(?:give|suggest|recommend|use|plan|show|make|keep|stick to|switch to|book)\b")
-_CORRECTION = _rx(r"不对|错了|搞错|说错|记错|\b(?:that's wrong|that was wrong|I was wrong|got that wrong|changed my mind|scratch that|forget what I said|on second thought)\b")
+_CORRECTION = _rx(r"(?<!对)不对|错了|搞错|说错|记错|\b(?:that's wrong|that was wrong|I was wrong|got that wrong|changed my mind|scratch that|forget what I said|on second thought)\b")
 """The user says outright that something said before was wrong: never a loose statement."""
+_ABOUT_THE_ANSWER = _rx(r"重新(?:算|来|写|做|答|回答|说|讲|检查)|我(?:说|问|指)的是|(?:你|您)(?:刚才|上面|这)?(?:说|算|写|讲|答|翻)(?:错|得不对)|(?:这个|你的|刚才的?|上面的?)(?:回答|答案|结果|算法)|不是我(?:问|要)的"
+                        r"|\b(?:double[- ]check|re-?check|recalculate|redo it|try again|(?:that's|that is|thats) not what I (?:asked|meant|wanted)|sounds wrong|you got (?:it|that) wrong|I meant)\b")
+"""Feedback on the reply this turn answers (不对 重新算 · 你刚才说错了 · 错了 我说的是农历 · that's not
+what I asked · I meant pounds, not dollars): when no wish or fact rule reads anything, no statement
+about the user."""
+_DO_THIS = _rx(r"^(?:请|麻烦你?|你)?(?:帮我|帮忙|教我|替我|(?:给我)?(?:写|列|算|翻译|总结|检查|改|画|编|起草|整理)(?:一|几|两)?(?:个|篇|段|份|封|下|首|张|句|条))"
+               r"|^(?:please\s+|kindly\s+|pls\s+)?(?:help|write(?!\s+(?:in|with|like|more|less)\b)|draft|list|explain|translate|summari[sz]e|calculate|calc|compute|work out|figure out|"
+               r"arrange|sort out|put together|come up with|brainstorm|rank|teach|proofread|compose|outline)\b")
+"""The opening of a task for this turn (“give me”, “show me”, 推荐 and “write in …” are left out:
+“Give me distances in miles, my new Garmin came set to imperial”, “推荐东西别超过200块” and “Kindly
+write in proper paragraphs” ask for lasting ways)."""
 _SWITCH = _rx(r"改回|改成|改为|换成|换回|\b(?:switch(?: me)?(?: back)? to|go back to|change (?:it|that|this|them) to)\b")
 """A wish to change what was asked before (算了，还是改回先说结论吧 · Switch me back to metric)."""
 _PERMANENT_DAY = _rx(r"从今(?:天|日)(?:开始|起)|\b(?:starting today|from today|as of today)\b")
@@ -174,7 +187,7 @@ def _never_a_statement(text: str) -> bool:
 
 def classify_statement(text: str) -> StatementCue | None:
     """The statement a user message makes, if it makes one (see the module table)."""
-    text = _I_MEAN.sub("", text)  # “我的意思是，点两杯奶茶” says again what it asked
+    said, text = text, _I_MEAN.sub("", text)  # “我的意思是，点两杯奶茶” says again what it asked
     if _never_a_statement(text) or _reminder_errand(text) or _task_on_this_text(text):
         return None
     sentences = asserted_sentences(text) + _polite_requests(text) or _asserted_clauses(text)
@@ -190,7 +203,7 @@ def classify_statement(text: str) -> StatementCue | None:
             kinds.append("mood")
         elif (_DIRECTIVE.search(body) or _LASTING.search(body) or _STYLE_REQUEST.search(body)
               or _HABIT.search(body) or _PROHIBIT.search(body) or _STYLE_ORDER.search(body)
-              or _TOPIC_REQUEST.search(body) or _SWITCH.search(body) or _REMINDER_TIMES.search(body) or (_RECURRING.search(body) and _terse(text))
+              or _TOPIC_REQUEST.search(body) or _SWITCH.search(body) or _REMINDER_TIMES.search(body) or (_RECURRING.search(body) and _terse(text) and not _DO_THIS.match(text.strip()))
               or (_STANDING.search(body) and not _SITUATION.search(text))
               or (_STYLE_VERDICT.search(body) and _STYLE.search(body) and not _PRAISE.match(body) and _terse(text))):
             kinds.append("wish")
@@ -199,6 +212,8 @@ def classify_statement(text: str) -> StatementCue | None:
             kinds.append("wish")
         elif _SELF.search(body):
             kinds.append("fact")
+    if not kinds and _ABOUT_THE_ANSWER.search(said):
+        return None  # “不对 重新算” · “that's not what I asked”: feedback on the reply, nothing about the user
     loose = not kinds and not _CORRECTION.search(text)  # "No, that's wrong. …": the user says it revises
     if not kinds and _terse(text) and (plain := [b for b in sentences if _is_plain_statement(b)]):
         # what people say about themselves is mostly terse and free ("Python, please.", "只买指数
@@ -206,7 +221,7 @@ def classify_statement(text: str) -> StatementCue | None:
         # for this turn is taken as a statement; which earlier one it revises is decided by meaning
         kinds.append("fact")
         sentences = plain
-    if not kinds or (set(kinds) == {"fact"} and _only_context_of_a_request(text)):
+    if not kinds or (set(kinds) == {"fact"} and (_only_context_of_a_request(text) or _fact_in_a_task(text))):
         return None
     kind: StatementKind = next(k for k in ("wish", "complaint", "fact", "mood") if k in kinds)
     joined = " ".join(sentences)
@@ -243,11 +258,11 @@ _META = _rx(r"^\W*(?:您好|你好|hi|hello|hey)?\W*(?:我)?(?:有个|有一个|
             r"|\b(?:(?:I have|I've got|got) (?:a|one|another) (?:quick |small )?question|quick question|can I ask)\b")
 """Talk about the conversation itself (我有个问题想请教一下 · quick question): no statement."""
 _CHATTER = _rx(r"^(?:(?:very|so|really|pretty) (?:good|nice|cool|funny)|good one|"
-               r"好的?|嗯+|哦+|噢|行|可以|收到|谢谢|谢啦|多谢|哈+|嘿+|对|是的|没事|ok|okay|k|thanks?|thank you|thx|ty|cool|nice|great|sure|yes|yeah|yep|no|nope|lol|haha|got it|sounds good|fine|alright|right|hi|hello|hey|bye|good (?:morning|night)|早|晚安|你好|在吗)\W*$")
+               r"好的?|嗯+|哦+|噢|行|可以|收到|谢谢|谢啦|多谢|哈+|嘿+|对|是的|没事|ok|okay|k|thanks?|thank you|thx|ty|cool|nice|great|sure|yes|yeah|yep|no|nope|lol|haha|got it|sounds good|fine|alright|right|hi|hello|hey|bye|good (?:morning|night|evening|afternoon)|早|晚安|你好|在吗)\W*$")
 _ACK = _rx(r"^(?:好的|好滴|好嘞|谢|多谢|感谢|哈|呵|嘻|嗯|哦|噢|唔|收到|明白|懂了|对对|等(?:我|会|一下)|救命|"
            r"ok\b|okay|thank|thanks|thx|perfect|great|nice|cool|awesome|lovely|haha|ha\b|hah|lol|lmao|omg|sorry|brb|right,|fair|wow|yay|ugh|oops)")
 _SMALL_TALK = _rx(r"下雨|下雪|刮风|天凉|天冷|好冷|好热|太冷|太热|天气|空调|困死|zzz|"
-                  r"\b(?:rain(?:ing|y)?|snow(?:ing)?|drizzl\w*|pouring|cold out|hot out|weather|sunny|grey|gray|coffee's|story of my life|back to it|i'm back)\b")
+                  r"\b(?:rain(?:ing|y)?|snow(?:ing)?|drizzl\w*|pouring|cold out|hot out|weather|sunny|grey|gray|coffee's|story of my life|back to it|i'm back|hope (?:you're|you are|all is) well|how are you)\b")
 _TASK = _rx(r"^(?:请|麻烦|你)?(?:帮我|给我|替我)?(?:(?:发|回)(?:条|个|一条|一个|封|一封|段|一段)(?![^，,。]*(?:就行|就好|就可以|即可|就够))|推荐|写|做|安排|查|找|搜|订|规划|计划|解释|讲讲|讲一下|说说|分析|翻译|总结|算|计算|列|比较|介绍|想|出|改|看看|检查)"
             r"|^(?:please\s+)?(?:help|write|make|plan|find|search|look up|explain|tell me|give me|show me|suggest|recommend|translate|summari[sz]e|compare|list|draft|check|calculate|compute|create|generate|teach|walk me through"
             r"|re-?write|rephrase|paraphrase|convert|complete|continue|simplify|describe|design|implement|solve|fix|debug|refactor|optimi[sz]e|improve|edit|proofread|"
@@ -261,7 +276,7 @@ _TASK_ANYWHERE = _rx(r"(?:推荐|帮我|给我|替我|订|(?<![0-9一二三四�
 
 
 _SITUATION = _rx(r"明天|后天|大后天|下周|下个?星期|下个月|月底|周[一二三四五六日末]|星期[一二三四五六日天]|礼拜[一二三四五六日天]|待会|一会儿?|等下|过几天|年后|节后|放假|"
-                 r"我(?:想|需要|打算|准备|计划|要去|要在|得去|在找)|手(?:里|上|头)有"
+                 r"我(?:想|需要|打算|准备|计划|要去|要在|得去|在找|要(?:做|写|准备|交|讲|办)(?:个|一个|份|一份|篇|场)?)|手(?:里|上|头)有"
                  r"|\b(?:tomorrow|next (?:week|month|year|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|this (?:weekend|evening|afternoon)"
                  r"|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|the \d+(?:st|nd|rd|th)?)|before work|after work|after the holidays"
                  r"|in (?:an hour|a few (?:hours|days)|\d+ (?:minutes|hours|days))|I need|I want|I'd like|I would like|I'm (?:looking for|trying to|planning|going|visiting|heading|off to)"
@@ -275,7 +290,7 @@ _REMINDER_ERRAND = _rx(r"^(?:请|麻烦你?|你)?(?:记得|记着|别忘了|到�
                       r"|^(?:please\s+|pls\s+)?(?:remember|don't forget) to remind me\b")
 """“Remember to remind me of one thing” (记得提醒我给妈妈打电话): an errand, whatever 记得 says — unless
 it names its own recurrence or when reminders in general should come."""
-_ABOUT_THIS_TEXT = _rx(r"^(?:请|麻烦你?|你)?(?:帮我)?(?:把|将)(?:这|那|上面|上边|下面|刚才|以下|前面)"
+_ABOUT_THIS_TEXT = _rx(r"^(?:请|麻烦你?|你)?(?:帮我)?(?:把|将)\s*(?:这|那|上面|上边|下面|刚才|以下|前面|[\"“「『《])"
                        r"|^(?:(?:can|could|would) you\s+)?(?:please\s+)?(?:turn|put|make|redo|rewrite|fix|translate|summari[sz]e|shorten|cut|"
                        r"proofread|reword|rephrase|convert|check|tidy|polish)\s+(?:up\s+)?(?:this|these|that|those|it|them|the above)\b"
                        r"|^(?:(?:can|could|would) you\s+)?(?:please\s+)?(?:fix|translate|proofread|rewrite|reword|rephrase|summari[sz]e|check|polish)\b"
@@ -300,18 +315,34 @@ def _task_on_this_text(text: str) -> bool:
             and not _RECURRING.search(text) and not _HABIT.search(text))
 
 
+def _fact_in_a_task(text: str) -> bool:
+    """A message that opens with a task for this turn (“list 5 easy dinners I can make with a slow
+    cooker” · 教我用Excel做个记账表 · 帮我核一下加班费): what it says about the user is the
+    material of that task — unless it says it lasts, recurs, or revises something."""
+    first = next((m.group(0).strip() for m in _SENTENCES.finditer(text) if m.group(0).strip()), "")
+    return (_DO_THIS.match(first) is not None and not says_it_lasts(text)
+            and not _RECURRING.search(text) and not _REVERSAL.search(text))  # fmt: skip
+
+
 def _only_context_of_a_request(text: str) -> bool:
     """The message is a question or a task for this turn (“I have 30 minutes before work. What
-    workout should I do?” · “set something so I don't forget to renew my license”): what it says
+    workout should I do?” · “set something so I don't forget to renew my license” · “我下周要做个
+    PPT 帮我列个提纲”): what it says
     about the user's situation (:data:`_SITUATION`) is the context of the request, not a standing
-    statement — unless it revises something, is about how to answer (that holds for every turn),
-    says it lasts or is scoped in time."""
-    if _REVERSAL.search(text) or _STYLE.search(text) or says_it_lasts(text) or _scoped_in_time(text):
+    statement — unless it revises something, says it lasts or is scoped in time, or (a question or
+    an errand) is about how to answer: that holds for every turn. A plan and then the task it needs
+    is the task's context whatever words of answering it names (“列个提纲”, “a reply”)."""
+    if _REVERSAL.search(text) or says_it_lasts(text) or _scoped_in_time(text):
         return False
     sentences = [s.strip() for s in _SENTENCES.findall(text) if s.strip(" \t。！？!?.,，")]
     if not sentences:
         return False
     clauses = [c.strip() for c in _CLAUSES.split(sentences[-1]) if c.strip(" \t。！？!?")]
+    last = clauses[-1] if len(sentences) == 1 else sentences[-1]  # the last sentence, or clause of one
+    if len(clauses) + len(sentences) > 2 and (_TASK.match(last) or _DO_THIS.match(last)):
+        return _SITUATION.search(text) is not None  # the plan, then the task: “我要做个PPT… 帮我列个提纲”
+    if _STYLE.search(text):
+        return False
     asks = sentences[-1].endswith(("?", "？")) and not (clauses and _TAG.fullmatch(clauses[-1]))
     return (asks and _SITUATION.search(text) is not None) or _ERRAND.match(sentences[0]) is not None
 
@@ -409,10 +440,11 @@ def stated_by_model(text: str) -> StatementCue | None:
     mom moved in, so give me slow weekend projects”): a wish, scoped in time by its own words. Never
     a question, talk about the conversation, a paste or a message that carried a secret; nor work
     for this turn, as the rules read it (longer than two lines or :data:`TERSE_WORDS`, opening
-    with a task verb, an errand, the context of a request or a task on a text of this conversation)."""
+    with a task verb, an errand, the context of a request, a task on a text of this conversation or
+    feedback on the reply)."""
     if (_never_a_statement(text) or _asks(text) or not _terse(text)
             or _TASK.match(text.strip()) or _ASKS_FOR_ONE.search(text) or _only_context_of_a_request(text)
-            or _task_on_this_text(text)):  # fmt: skip
+            or _task_on_this_text(text) or _ABOUT_THE_ANSWER.search(text) or _DO_THIS.match(text.strip())):  # fmt: skip
         return None
     return StatementCue("wish", _period(text, "wish"), _REVERSAL.search(text) is not None, _STYLE.search(text) is not None)
 

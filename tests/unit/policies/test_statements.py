@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from tianma.policies.statements import _asks, classify_statement, period_end
+from tianma.policies.statements import _asks, classify_statement, period_end, revises
 
 
 @pytest.mark.parametrize(
@@ -391,3 +391,37 @@ def test_how_to_do_such_tasks_from_now_on_is_still_a_wish() -> None:
 def test_a_feeling_about_what_the_assistant_recommended_is_no_passing_mood() -> None:
     cue = classify_statement("still crying about that $300 jacket you suggested, my rent is due")
     assert cue is None or cue.kind != "mood"
+
+
+@pytest.mark.parametrize("text", ["you got that wrong, try again", "That is not what I asked for", "这个答案不对吧 再想想",
+                                  "不对 我问的是明天的天气", "把“春晓”这首诗改成白话", "hi, hope you're well"])  # fmt: skip
+def test_feedback_on_the_reply_states_nothing_about_the_user(text: str) -> None:
+    assert classify_statement(text) is None
+
+
+@pytest.mark.parametrize("text", ["explain how a mortgage works like I am a student",
+                                  "draft a note to my landlord saying I am moving out in May",
+                                  "list some podcasts I can listen to while running", "帮我核对一下发票金额对不对 我报销了三张"])  # fmt: skip
+def test_what_a_task_says_about_the_user_is_its_material(text: str) -> None:
+    assert classify_statement(text) is None
+
+
+@pytest.mark.parametrize("text", ["以后帮我写邮件都用正式的语气，我是律师", "Give me distances in miles, I moved to Texas",
+                                  "Kindly write in full sentences, I hate bullet points"])  # fmt: skip
+def test_a_way_of_answering_beside_a_reason_is_still_a_statement(text: str) -> None:
+    assert classify_statement(text) is not None
+
+
+def test_a_question_tag_revises_nothing() -> None:
+    assert not revises("帮我看看这个方案对不对") and revises("不对不对，预算两百以内")
+
+
+@pytest.mark.parametrize("text", ["我下个月要做个年终汇报 帮我列个提纲", "never mind that, what about the train",
+                                  "good evening, how are you"])  # fmt: skip
+def test_a_plan_before_its_task_and_small_talk_state_nothing(text: str) -> None:
+    assert classify_statement(text) is None
+
+
+@pytest.mark.parametrize("text", ["我对花生过敏，帮我推荐个零食", "never book me red-eye flights"])
+def test_a_fact_before_a_request_and_a_real_never_still_count(text: str) -> None:
+    assert classify_statement(text) is not None
