@@ -317,10 +317,12 @@ def _task_on_this_text(text: str) -> bool:
 
 def _fact_in_a_task(text: str) -> bool:
     """A message that opens with a task for this turn (“list 5 easy dinners I can make with a slow
-    cooker” · 教我用Excel做个记账表 · 帮我核一下加班费): what it says about the user is the
-    material of that task — unless it says it lasts, recurs, or revises something."""
-    first = next((m.group(0).strip() for m in _SENTENCES.finditer(text) if m.group(0).strip()), "")
-    return (_DO_THIS.match(first) is not None and not says_it_lasts(text)
+    cooker” · 教我用Excel做个记账表 · 帮我核一下加班费): what it says about the user inside the
+    task's own clause is the material of that task — unless it says it lasts, recurs, or revises
+    something. A fact in a clause of its own is still one (“帮我推荐个零食，我对花生过敏”)."""
+    clauses = [c.strip() for c in _CLAUSES.split(text) if c.strip(" \t。！？!?.")]
+    return (bool(clauses) and _DO_THIS.match(clauses[0]) is not None
+            and not any(_SELF.search(c) for c in clauses[1:]) and not says_it_lasts(text)
             and not _RECURRING.search(text) and not _REVERSAL.search(text))  # fmt: skip
 
 

@@ -422,6 +422,7 @@ def test_a_plan_before_its_task_and_small_talk_state_nothing(text: str) -> None:
     assert classify_statement(text) is None
 
 
-@pytest.mark.parametrize("text", ["我对花生过敏，帮我推荐个零食", "never book me red-eye flights"])
+@pytest.mark.parametrize("text", ["我对花生过敏，帮我推荐个零食", "never book me red-eye flights", "帮我推荐个零食，我对花生过敏",
+                                  "Help me plan meals for the week, I am diabetic"])  # fmt: skip
 def test_a_fact_before_a_request_and_a_real_never_still_count(text: str) -> None:
     assert classify_statement(text) is not None
