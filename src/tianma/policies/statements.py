@@ -188,8 +188,12 @@ def _never_a_statement(text: str) -> bool:
 def classify_statement(text: str) -> StatementCue | None:
     """The statement a user message makes, if it makes one (see the module table)."""
     said, text = text, _I_MEAN.sub("", text)  # “我的意思是，点两杯奶茶” says again what it asked
-    if _never_a_statement(text) or _reminder_errand(text) or _task_on_this_text(text):
+    if _never_a_statement(text) or _reminder_errand(text) or _task_on_this_text(text) or _work_on_one_piece(text):
         return None
+    if (lasting := _work_for_this_turn(text)) is not None:
+        if not lasting:
+            return None
+        said = text = lasting
     sentences = asserted_sentences(text) + _polite_requests(text) or _asserted_clauses(text)
     if not sentences:
         return None
@@ -203,7 +207,7 @@ def classify_statement(text: str) -> StatementCue | None:
             kinds.append("mood")
         elif (_DIRECTIVE.search(body) or _LASTING.search(body) or _STYLE_REQUEST.search(body)
               or _HABIT.search(body) or _PROHIBIT.search(body) or _STYLE_ORDER.search(body)
-              or _TOPIC_REQUEST.search(body) or _SWITCH.search(body) or _REMINDER_TIMES.search(body) or (_RECURRING.search(body) and _terse(text) and not _DO_THIS.match(text.strip()))
+              or _TOPIC_REQUEST.search(body) or _SWITCH.search(body) or _REMINDER_TIMES.search(body) or (_RECURRING.search(body) and _terse(text) and not _DO_THIS.match(text.strip()) and not _asks_for_information(text))
               or (_STANDING.search(body) and not _SITUATION.search(text))
               or (_STYLE_VERDICT.search(body) and _STYLE.search(body) and not _PRAISE.match(body) and _terse(text))):
             kinds.append("wish")
@@ -215,7 +219,7 @@ def classify_statement(text: str) -> StatementCue | None:
     if not kinds and _ABOUT_THE_ANSWER.search(said):
         return None  # “不对 重新算” · “that's not what I asked”: feedback on the reply, nothing about the user
     loose = not kinds and not _CORRECTION.search(text)  # "No, that's wrong. …": the user says it revises
-    if not kinds and _terse(text) and (plain := [b for b in sentences if _is_plain_statement(b)]):
+    if not kinds and _terse(text) and not _asks_for_information(text) and (plain := [b for b in sentences if _is_plain_statement(b)]):
         # what people say about themselves is mostly terse and free ("Python, please.", "只买指数
         # 基金", "Bullet points. No essays."): a short assertion that is neither chatter nor a task
         # for this turn is taken as a statement; which earlier one it revises is decided by meaning
@@ -249,9 +253,57 @@ _WORDS = re.compile(r"[A-Za-z0-9']+")
 _HAN = re.compile(r"[\u4e00-\u9fff]")
 
 
+def _size(text: str) -> float:
+    """English words, or Chinese characters ÷ 1.5."""
+    return len(_WORDS.findall(text)) + len(_HAN.findall(text)) / 1.5
+
+
 def _terse(text: str) -> bool:
     lines = [x for x in text.splitlines() if x.strip()]
-    return len(lines) <= 2 and len(_WORDS.findall(text)) + len(_HAN.findall(text)) / 1.5 <= TERSE_WORDS
+    return len(lines) <= 2 and _size(text) <= TERSE_WORDS
+
+
+LONG_WORDS = 40
+"""Longer than this (:func:`_size`), a message is a prompt for a piece of work — a task with its
+material and its requirements, a question with its whole background — unless it says it lasts or
+recurs: what people tell an assistant about themselves to keep is a line or two (the dev users'
+preferences: 36 words at most, the two longer ones say 以后 / only want). Chosen on the dev traffic
+of ``tests/fixtures/chat_traffic/`` (long prompts read as lasting 90 → … of 200 English, 94 → …
+of 200 Chinese)."""
+_ROLE = _rx(r"^(?:(?:ok|okay|hi|hey|now|so|alright)\W+)*(?:(?:I want you to|I'd like you to|can you|could you|please|let's|lets)\s+)*"
+            r"(?:(?:act|roleplay|role-play|role play|play) (?:as|the role|a|an|my)\b|be (?:a|an|my) (?!\w+er\b)|(?:you are|you're) (?:now |going to be )?(?:a|an|my)\b"
+            r"|pretend|imagine you|play (?:a|an) (?:game|text adventure|round)|do a (?:role ?play|mock))"
+            r"|^(?:我们|咱们)?来?玩(?:个|一个|一局|一把|一下)?[\u4e00-\u9fff]{0,6}游戏"
+            r"|^(?:请|现在)?(?:你|您)?(?:来)?(?:扮演|假设你是|假装|模拟一下|当我的|当一(?:个|名|位))|^(?:你|您)现在是")
+"""A role for this conversation (“Act as a Linux terminal”, “You are a strict interviewer”, 你扮演
+面试官, 假设你是我的数学老师): how to play it is no lasting wish of the user."""
+_BEYOND_THIS_CHAT = _rx(r"以后|今后|往后|从现在(?:开始|起)|从今(?:天|往后)?(?:开始|起)|记住|\b(?:from now on|going forward|in (?:the )?future|remember|starting (?:today|now))\b")
+"""What says a wish holds beyond this conversation — not “always”, “never”, “every time”, 每次:
+“never break character” and 每次描述场景后给我3个选项 say how to play a role, “she always steals my
+hoodies” and 每次我回老家 tell a piece's story."""
+_TO_THE_ASSISTANT = _rx(r"你|您|给我|帮我|跟我|回答|回复|推荐|\b(?:you|your|me|answers?|repl(?:y|ies)|recommend\w*|suggest\w*)\b")
+"""A sentence of a long prompt that says it lasts must also speak to the assistant: “在今后的学习和
+生活中，我要继续努力” in a pasted essay and “记住密码在safari上失效” in a weekly report do not."""
+_ONLY_WANT = _rx(r"\b(?:I|we) only (?:want|eat|drink|use|read|listen to|watch|buy)\b")
+
+
+def _work_for_this_turn(text: str) -> str | None:
+    """What is read of a prompt for a piece of work: of one longer than :data:`LONG_WORDS`, the
+    sentences that say to the assistant that they hold beyond this conversation
+    (:data:`_BEYOND_THIS_CHAT`, :data:`_TO_THE_ASSISTANT`: “你以后回答我的时候别夹英文单词”), “I only
+    want …”, or name a period (a passing state told at length is still one: “… I'm running on
+    empty today, so keep things short”); of a role to play (:data:`_ROLE`), nothing unless it says
+    it holds beyond this conversation, recurs (每天早上给我发训练计划) or names a period. None when
+    it is no such prompt: read as a whole."""
+    stripped = text.strip()
+    if _size(stripped) > LONG_WORDS:
+        return " ".join(s.strip() for s in _SENTENCES.findall(stripped)
+                        if (_BEYOND_THIS_CHAT.search(s) and _TO_THE_ASSISTANT.search(s)) or _ONLY_WANT.search(s)
+                        or _scoped_in_time(s))  # fmt: skip
+    if _ROLE.match(stripped) and not (_BEYOND_THIS_CHAT.search(stripped) or _RECURRING.search(stripped)
+                                      or _scoped_in_time(stripped)):  # fmt: skip
+        return ""
+    return None
 
 
 _META = _rx(r"^\W*(?:您好|你好|hi|hello|hey)?\W*(?:我)?(?:有个|有一个|有几个)(?:小)?问题|想(?:问|请教)|请教(?:一下|你)|问(?:你|您)一下"
@@ -297,6 +349,27 @@ _ABOUT_THIS_TEXT = _rx(r"^(?:请|麻烦你?|你)?(?:帮我)?(?:把|将)\s*(?:这
                        r"[^:：\n]{0,40}[:：]\s*['\"‘“「]")
 """A task on a text of this conversation (把上面那段改成口语化一点 · turn this into a polite decline:
 '…' · fix the grammar: '…'): what it asks of that text is no statement about the user."""
+_EDIT_THE_ANSWER = _rx(r"^(?:(?:ok|okay|good|great|nice|thanks|thank you|cool|hmm+|可以|行|好的?|不错|谢谢)\W+)*(?:"
+    r"(?:再|重新)(?:短|长|简单|简洁|正式|口语化|通俗|详细|具体|精简|来|写|改|换|说|讲|解释|润色|生成|翻)"
+    r"|换(?:个|一个|种|一种|几个)(?:说法|写法|开头|结尾|标题|风格|角度|语气|例子)"
+    r"|(?:把)?(?:最后|第[一二三四五六七八九十\d]+)(?:那|这)?(?:一)?(?:段|句|条|个|部分)|(?:把)?(?:上面|上边|你上面|这段|这篇|这句)"
+    r"|(?:字数|篇幅)(?:不够|太多|太少|太长|太短)"
+    r"|(?:now |but |and |can you |could you |pls |please )*(?:make (?:it|this|that|them)|keep (?:it|this|that)) (?:a (?:bit|little|lot) |much |way |even |slightly )?(?:\w+er|more \w+|less \w+)\b"
+    r"|(?:a (?:bit|little|lot) |much |way |even )?(?:more|less) \w+(?:\s+(?:please|pls|plz|this time|now))?\W*$"
+    r"|(?:shorter|longer|simpler|funnier)(?:\s+(?:please|pls|plz|version|one))?\W*$"
+    r"|same (?:thing|again|but|tone|for)|again but|now (?:do|in|for|add|translate|write|make|turn|convert|explain)\b|continue\W*$|keep going|go on\W*$"
+    r"|(?:give me|another|write|do|list) (?:\d+|two|three|four|five|ten|a few|a couple) more\b|one more\b"
+    r")")
+"""An edit of the answer just given (再短一点 · 换个说法 · 再来五个 · 最后那段删掉 · 上面的代码改成… ·
+now make it shorter · more formal please · less cheesy · same thing but for python 2.7 · give me 3
+more): about that answer, nothing about the user. A bare comparative only — “shorter answers
+please” and 回答简短点 ask for every answer."""
+_ONE_PIECE = _rx(r"^(?:请|麻烦你?|你)?(?:帮我|给我|替我|帮忙)?(?:写|编|起草|列|做|画|想|出|拟|整理|设计|生成)(?:一|几|两|三|四|五|六|七|八|九|十|\d+)?(?:个|篇|段|份|封|首|张|句|条|套|版)"
+                r"|^(?:(?:hi|hey|ok|okay)\W+)?(?:(?:can|could|would) you\s+)?(?:please\s+)?(?:help me\s+)?(?:write|draft|compose|create|make|generate|come up with"
+                r"|put together|give me|prepare|design|build|code|outline)(?: me| us| up)? (?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+|some|several|a few)\b")
+"""A task that names one piece of work (写个请假条 · 写一首藏头诗 · Write me a poem for my wife ·
+draft a resignation letter): what it asks of the piece (简短点, 别太肉麻, not too long) is that
+piece's requirement, unless it says it lasts or is a habit (写代码的时候…)."""
 _I_MEAN = _rx(r"^\s*(?:我的意思是|我是说|我意思是|i mean|what i mean is|i meant)\s*[，,:：]?\s*")
 """A lead that only says the message rephrases the last one (“我的意思是，…”, “I mean, …”): its “我的” is no fact about me."""
 _STANDING_WORDS = _rx(r"以后|今后|往后|每次|每回|总是|一律|永远|\b(?:from now on|going forward|always|every time|whenever)\b")
@@ -313,6 +386,14 @@ def _task_on_this_text(text: str) -> bool:
     to do such tasks from now on (以后, always, 每次, …的时候)."""
     return (_ABOUT_THIS_TEXT.search(text.strip()) is not None and not says_it_lasts(text)
             and not _RECURRING.search(text) and not _HABIT.search(text))
+
+
+def _work_on_one_piece(text: str) -> bool:
+    """An edit of the answer just given (:data:`_EDIT_THE_ANSWER`) or a task naming one piece of
+    work (:data:`_ONE_PIECE`) that does not say it lasts, recurs or is a habit."""
+    stripped = text.strip()
+    return ((_EDIT_THE_ANSWER.match(stripped) is not None or _ONE_PIECE.match(stripped) is not None)
+            and not says_it_lasts(text) and not _HABIT.search(text) and not _RECURRING.search(text))  # fmt: skip
 
 
 def _fact_in_a_task(text: str) -> bool:
@@ -397,6 +478,26 @@ def _asks(text: str) -> bool:
     return _QUESTION_MARK.search(_NOT_ASKING.sub(r"\1", text)) is not None
 
 
+_INFO_QUESTION = _rx(r"^\W*(?:(?:so|and|but|ok|okay|hey|hi|also|btw)\W+)?(?:how|what|what's|whats|which|why|when|where|who|is (?:it|there|this|that)"
+                    r"|are there|does|do I|should I|can someone|can anyone|difference between)\b.*[?？]\W*$")
+_INFO_QUESTION_ZH = _rx(r"怎么(?!又|还|老|总)|怎样|如何|多久|多长时间|多少钱|哪(?:个|些|种|里|家|款)(?!都)|为什么|为啥|啥区别|什么区别|要不要|该不该|合法吗|正常吗|是不是[^，,。]*[?？]$")
+"""A question that asks for information (how do I …?, what's the difference …?, 怎么撤销 …, 多久可以 …
+— Chinese asks without a question mark too; not the reproach 怎么又把会放中午了)."""
+_SENTENCE_ENDS = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n")
+
+
+def _asks_for_information(text: str) -> bool:
+    """Some sentence asks for information (:data:`_INFO_QUESTION`, or opens with how / what /
+    which / why): a terse assertion beside it (“how do I change a flat tire? road bike with quick
+    release wheels” · “git 怎么撤销上一次 commit？还没push”) is the question's context, not a loose
+    statement."""
+    return any(_INFO_QUESTION.search(s) or _WH_OPENING.match(s) or _INFO_QUESTION_ZH.search(s)
+               for s in (x.strip() for x in _SENTENCE_ENDS.split(text)) if s)  # fmt: skip
+
+
+_WH_OPENING = _rx(r"^\W*(?:how|what|which)\b")
+
+
 def _polite_requests(text: str) -> list[str]:
     """“Could you always give me metric units?” and 回答能不能分点列出来 are requests, not questions."""
     out = []
@@ -446,7 +547,8 @@ def stated_by_model(text: str) -> StatementCue | None:
     feedback on the reply)."""
     if (_never_a_statement(text) or _asks(text) or not _terse(text)
             or _TASK.match(text.strip()) or _ASKS_FOR_ONE.search(text) or _only_context_of_a_request(text)
-            or _task_on_this_text(text) or _ABOUT_THE_ANSWER.search(text) or _DO_THIS.match(text.strip())):  # fmt: skip
+            or _task_on_this_text(text) or _ABOUT_THE_ANSWER.search(text) or _DO_THIS.match(text.strip())
+            or _work_for_this_turn(text) is not None or _work_on_one_piece(text)):  # fmt: skip
         return None
     return StatementCue("wish", _period(text, "wish"), _REVERSAL.search(text) is not None, _STYLE.search(text) is not None)
 

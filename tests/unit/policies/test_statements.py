@@ -150,7 +150,7 @@ def test_a_statement_taken_only_as_a_terse_assertion_is_marked_loose(text: str, 
 def test_a_long_message_with_no_cue_is_no_statement_but_a_long_wish_is() -> None:
     essay = "The committee met on Tuesday and discussed the budget for the coming year " * 3
     assert classify_statement(essay.strip() + ".") is None
-    assert classify_statement("From now on, " + essay.strip() + ".") is not None
+    assert classify_statement("From now on, remind me that " + essay.strip() + ".") is not None
 
 
 def test_a_message_the_model_is_sure_of_is_a_wish_even_when_no_rule_reads_it() -> None:
@@ -426,3 +426,65 @@ def test_a_plan_before_its_task_and_small_talk_state_nothing(text: str) -> None:
                                   "Help me plan meals for the week, I am diabetic"])  # fmt: skip
 def test_a_fact_before_a_request_and_a_real_never_still_count(text: str) -> None:
     assert classify_statement(text) is not None
+
+
+LONG_TASK = ("I'm organising a reunion for my old football team next spring. Write an invitation email for about thirty "
+             "people: keep it warm, mention that partners are welcome, that we'll meet at the Red Lion at 7pm, and ask "
+             "everyone to reply by the end of the month. No bullet points, and don't make it sound like a work memo.")  # fmt: skip
+LONG_TASK_ZH = ("我们公司下个月要搞一次读书分享会，我负责写活动通知。要求：时间是周四下午三点，地点在三楼大会议室，"
+                "每人带一本最近读过的书，分享五分钟以内，结束后有茶歇。语气活泼一点，不要太官方，字数三百字以内，"
+                "最后提醒大家在群里接龙报名，写完再帮我起一个吸引人的标题。")  # fmt: skip
+
+
+@pytest.mark.parametrize("text", [LONG_TASK, LONG_TASK_ZH])
+def test_a_long_prompt_for_a_piece_of_work_states_nothing(text: str) -> None:
+    assert classify_statement(text) is None
+
+
+def test_of_a_long_prompt_only_what_says_it_lasts_is_read() -> None:
+    cue = classify_statement(LONG_TASK + " And from now on, always sign emails you write for me as Rob.")
+    assert cue is not None and cue.kind == "wish" and cue.period is None
+
+
+def test_a_passing_state_told_at_length_still_holds_for_its_period() -> None:
+    text = ("Honestly this morning has been a disaster: the boiler broke, the dog was sick on the rug, the school run "
+            "took forever because of roadworks and I spilled coffee on my only clean shirt before a client call. "
+            "I'm running on empty today, so keep things short and simple.")  # fmt: skip
+    cue = classify_statement(text)
+    assert cue is not None and cue.period == "day"
+
+
+@pytest.mark.parametrize("text", ["Act as a travel agent and plan me a weekend in Porto, be enthusiastic",
+                                  "You are a grumpy French chef. Stay in character and never break character",
+                                  "你扮演我的英语口语老师，我说错了就纠正我", "假设你是面试官，问我三个问题"])  # fmt: skip
+def test_a_role_to_play_is_no_wish_of_the_user(text: str) -> None:
+    assert classify_statement(text) is None
+
+
+def test_a_role_that_says_it_lasts_is_still_a_wish() -> None:
+    cue = classify_statement("你现在是我的健身教练，以后每天早上给我发当天的训练计划")
+    assert cue is not None and cue.kind == "wish" and cue.period is None
+
+
+@pytest.mark.parametrize("text", ["make it punchier", "a bit more casual please", "再精简一点", "换个开头", "第二段删掉",
+                                  "give me 3 more", "now translate it to German", "same thing but in Rust",
+                                  "写一封感谢信给班主任 别太长", "Write me a limerick about cats, not too silly"])  # fmt: skip
+def test_an_edit_of_the_answer_or_the_requirements_of_one_piece_state_nothing(text: str) -> None:
+    assert classify_statement(text) is None
+
+
+@pytest.mark.parametrize("text", ["shorter answers please", "以后回答再短一点", "给我写代码的时候注释写中文",
+                                  "make it shorter from now on, I read on my phone"])  # fmt: skip
+def test_a_way_for_every_answer_is_still_a_wish(text: str) -> None:
+    cue = classify_statement(text)
+    assert cue is not None and cue.period is None
+
+
+@pytest.mark.parametrize("text", ["how do I reset a router. it's a TP-Link one", "咖啡喝多了怎么缓解？刚喝了第三杯",
+                                  "what's the quickest way to defrost mince? forgot to take it out"])  # fmt: skip
+def test_the_context_of_a_question_is_no_loose_statement(text: str) -> None:
+    assert classify_statement(text) is None
+
+
+def test_a_reproach_with_a_question_word_still_counts() -> None:
+    assert classify_statement("怎么又把会放晚上了？我说过晚上要陪孩子") is not None
