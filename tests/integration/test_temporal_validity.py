@@ -224,3 +224,19 @@ def test_a_stray_facet_word_does_not_keep_apart_two_statements_that_say_the_same
     again = rt.chat("u", "叫我陈老师吧，“用户”“您好”听着太生分了", dialogue_id="b", at=day(3))
     assert rt.memory.store.get(first.event_id).data.get("closed_by") == again.event_id
     assert rt.memory.store.get(salt.event_id).valid_until is None
+
+
+def test_what_a_question_says_in_passing_closes_no_preference_on_a_shared_topic(make_runtime: RuntimeFactory) -> None:
+    rt = make_runtime(chat_model=ScriptedChatModel(responder=broken))
+    budget = rt.chat("u", "推荐东西别超过200块哈，学生党真的穷", dialogue_id="a", at=day(0))
+    code = rt.chat("u", "When you show me code, please use R. It's what my whole team uses.", dialogue_id="a", at=day(0, 3))
+    asked = [rt.chat("u", text, dialogue_id="b", at=day(1, i))
+             for i, text in enumerate(["新买的房子准备装修，预算25万，89平。是找装修公司全包还是自己找工长半包？",
+                                       "I have a Python interview tomorrow. What questions should I review tonight? "
+                                       "Give me the top 10"])]  # fmt: skip
+    for turn in asked:  # read as statements (the guard is what keeps the preferences) …
+        assert (rt.memory.store.get(turn.event_id).key or "").startswith("statement.")
+    for turn in (budget, code):  # … and neither preference is closed by them
+        assert rt.memory.store.get(turn.event_id).valid_until is None
+    change = rt.chat("u", "预算改一下，推荐东西500块以内都行", dialogue_id="c", at=day(2))
+    assert rt.memory.store.get(budget.event_id).data.get("closed_by") == change.event_id  # a real change still does

@@ -36,6 +36,7 @@ from tianma.policies.aspects import aspects, relation
 from tianma.policies.reflection import has_negation, normalise
 from tianma.policies.statements import (
     StatementCue,
+    asks_now,
     classify_statement,
     period_end,
     revises,
@@ -106,6 +107,11 @@ not split two statements that say nearly the same thing. Chosen on the dev users
 benchmark: hit / stale dev 98.1 / 4.4 → 98.4 / 2.5 %, dev2 and dev3 unchanged; from 0.5 hit fell
 (dev 96.5, dev2 96.9 %), from 0.7 less was closed (dev stale 3.5 %). The independent statement
 pairs: replacements closed 167 → 168, other subjects 48 → 49."""
+ASKING_MARGIN = 0.1
+"""Added to the subject threshold for a statement said in a question or a task for this turn
+(:func:`~tianma.policies.statements.asks_now`), which then closes by closeness alone — not by a
+shared subject label or facet: “新买的房子准备装修，预算25万…是找装修公司全包还是自己找工长半包？” is no
+new budget for everything."""
 NEAREST_MARGIN = 0.15
 """Only the earlier statements within this of the best match are closed: a new wish replaces the
 statement it is nearest to, not everything in its neighbourhood."""
@@ -266,11 +272,12 @@ def _same_subject(
     scores = subject_scores(event, mine.subject, earlier, [v.subject for v in theirs], background)
     keys = {k for k, _, _ in _said(event)}
     best = max(scores)
-    replaces = cue.reversal or not _ADDITIVE.search(event.content)
+    asking = asks_now(event.content) and not cue.reversal
+    replaces = (cue.reversal or not _ADDITIVE.search(event.content)) and not asking
     labelled = (subjects.shared(mine.passage, [v.passage for v in theirs]) if subjects is not None and replaces
                 else [False] * len(earlier))  # fmt: skip
     facets = aspects(event.content)
-    floor = max(CLOSING.subject, best - NEAREST_MARGIN)
+    floor = max(CLOSING.subject + (ASKING_MARGIN if asking else 0.0), best - NEAREST_MARGIN)
     parts = [(c.facets, subject_scores(event, c.vector, earlier, [v.subject for v in theirs], background))
              for c in (clauses if replaces else ())]  # fmt: skip
     same: list[MemoryRecord] = []

@@ -537,6 +537,15 @@ _ASKS_FOR_ONE = _rx(r"^(?:求|跪求)|(?:推荐|推|挑|找|订|买|来)(?:一�
 it now."""
 
 
+def asks_now(text: str) -> bool:
+    """The message asks something or asks for one piece of work (:data:`_ONE_PIECE`): what it states
+    beside that is said in passing, so it replaces an earlier statement only when it is plainly
+    about the same thing (:func:`tianma.memory.statements.close_superseded`). Not every task
+    opening: “Write it out in normal paragraphs” asks for a lasting way."""
+    stripped = text.strip()
+    return _asks(stripped) or _ONE_PIECE.match(stripped) is not None
+
+
 def stated_by_model(text: str) -> StatementCue | None:
     """The cue of a message the rules read no statement in, when the statement model is all but
     sure it states something lasting (“步骤一条都别省，写全写细”, “we no longer need quick meals — my
