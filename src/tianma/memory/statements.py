@@ -268,7 +268,9 @@ def _same_subject(
     subject threshold within :data:`NEAREST_MARGIN` of the best, the same subject label from its
     label threshold or the same facet from its facet threshold — of the whole, or of one of its
     ``clauses`` that names that facet (:mod:`tianma.memory.subject_vectors`) — (the last two not
-    for a statement that only adds)."""
+    for a statement that only adds, nor for one said in passing in a question or a one-off piece
+    of work, :func:`~tianma.policies.statements.asks_now`, whose subject threshold is
+    :data:`ASKING_MARGIN` higher)."""
     scores = subject_scores(event, mine.subject, earlier, [v.subject for v in theirs], background)
     keys = {k for k, _, _ in _said(event)}
     best = max(scores)

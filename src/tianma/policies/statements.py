@@ -268,8 +268,9 @@ LONG_WORDS = 40
 material and its requirements, a question with its whole background — unless it says it lasts or
 recurs: what people tell an assistant about themselves to keep is a line or two (the dev users'
 preferences: 36 words at most, the two longer ones say 以后 / only want). Chosen on the dev traffic
-of ``tests/fixtures/chat_traffic/`` (long prompts read as lasting 90 → … of 200 English, 94 → …
-of 200 Chinese)."""
+of ``tests/fixtures/chat_traffic/``, with the other rules of 2026-12-07's third session (README,
+“A chat client's long prompts”: dev traffic read as lasting 80 → 17 of 200 English, 92 → 36 of
+200 Chinese)."""
 _ROLE = _rx(r"^(?:(?:ok|okay|hi|hey|now|so|alright)\W+)*(?:(?:I want you to|I'd like you to|can you|could you|please|let's|lets)\s+)*"
             r"(?:(?:act|roleplay|role-play|role play|play) (?:as|the role|a|an|my)\b|be (?:a|an|my) (?!\w+er\b)|(?:you are|you're) (?:now |going to be )?(?:a|an|my)\b"
             r"|pretend|imagine you|play (?:a|an) (?:game|text adventure|round)|do a (?:role ?play|mock))"
@@ -381,19 +382,24 @@ def _reminder_errand(text: str) -> bool:
             and not (_RECURRING.search(text) or _REMINDER_TIMES.search(text) or _STANDING_WORDS.search(text)))
 
 
+def _how_to_do_such_work(text: str) -> bool:
+    """A task for this turn that also says how to do such tasks from now on: it says it lasts (以后,
+    always …), recurs (每天) or is a habit (…的时候)."""
+    return says_it_lasts(text) or _RECURRING.search(text) is not None or _HABIT.search(text) is not None
+
+
 def _task_on_this_text(text: str) -> bool:
-    """A task on a text of this conversation (:data:`_ABOUT_THIS_TEXT`) that does not also say how
-    to do such tasks from now on (以后, always, 每次, …的时候)."""
-    return (_ABOUT_THIS_TEXT.search(text.strip()) is not None and not says_it_lasts(text)
-            and not _RECURRING.search(text) and not _HABIT.search(text))
+    """A task on a text of this conversation (:data:`_ABOUT_THIS_TEXT`), unless it says how to do
+    such tasks from now on."""
+    return _ABOUT_THIS_TEXT.search(text.strip()) is not None and not _how_to_do_such_work(text)
 
 
 def _work_on_one_piece(text: str) -> bool:
     """An edit of the answer just given (:data:`_EDIT_THE_ANSWER`) or a task naming one piece of
-    work (:data:`_ONE_PIECE`) that does not say it lasts, recurs or is a habit."""
+    work (:data:`_ONE_PIECE`), unless it says how to do such work from now on."""
     stripped = text.strip()
     return ((_EDIT_THE_ANSWER.match(stripped) is not None or _ONE_PIECE.match(stripped) is not None)
-            and not says_it_lasts(text) and not _HABIT.search(text) and not _RECURRING.search(text))  # fmt: skip
+            and not _how_to_do_such_work(text))  # fmt: skip
 
 
 def _fact_in_a_task(text: str) -> bool:
@@ -483,19 +489,18 @@ _INFO_QUESTION = _rx(r"^\W*(?:(?:so|and|but|ok|okay|hey|hi|also|btw)\W+)?(?:how|
 _INFO_QUESTION_ZH = _rx(r"怎么(?!又|还|老|总)|怎样|如何|多久|多长时间|多少钱|哪(?:个|些|种|里|家|款)(?!都)|为什么|为啥|啥区别|什么区别|要不要|该不该|合法吗|正常吗|是不是[^，,。]*[?？]$")
 """A question that asks for information (how do I …?, what's the difference …?, 怎么撤销 …, 多久可以 …
 — Chinese asks without a question mark too; not the reproach 怎么又把会放中午了)."""
+_WH_OPENING = _rx(r"^\W*(?:how|what|which)\b")
 _SENTENCE_ENDS = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n")
+"""Sentence ends with the full stop too (:data:`_SENTENCES` keeps “$1.10 … the ball.” together)."""
 
 
 def _asks_for_information(text: str) -> bool:
     """Some sentence asks for information (:data:`_INFO_QUESTION`, or opens with how / what /
-    which / why): a terse assertion beside it (“how do I change a flat tire? road bike with quick
+    which): a terse assertion beside it (“how do I change a flat tire? road bike with quick
     release wheels” · “git 怎么撤销上一次 commit？还没push”) is the question's context, not a loose
     statement."""
     return any(_INFO_QUESTION.search(s) or _WH_OPENING.match(s) or _INFO_QUESTION_ZH.search(s)
                for s in (x.strip() for x in _SENTENCE_ENDS.split(text)) if s)  # fmt: skip
-
-
-_WH_OPENING = _rx(r"^\W*(?:how|what|which)\b")
 
 
 def _polite_requests(text: str) -> list[str]:
@@ -552,8 +557,9 @@ def stated_by_model(text: str) -> StatementCue | None:
     mom moved in, so give me slow weekend projects”): a wish, scoped in time by its own words. Never
     a question, talk about the conversation, a paste or a message that carried a secret; nor work
     for this turn, as the rules read it (longer than two lines or :data:`TERSE_WORDS`, opening
-    with a task verb, an errand, the context of a request, a task on a text of this conversation or
-    feedback on the reply)."""
+    with a task verb, an errand, the context of a request, a task on a text of this conversation,
+    a role to play, an edit of the answer just given, a task naming one piece, or feedback on the
+    reply)."""
     if (_never_a_statement(text) or _asks(text) or not _terse(text)
             or _TASK.match(text.strip()) or _ASKS_FOR_ONE.search(text) or _only_context_of_a_request(text)
             or _task_on_this_text(text) or _ABOUT_THE_ANSWER.search(text) or _DO_THIS.match(text.strip())
