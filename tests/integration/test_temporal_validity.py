@@ -240,3 +240,14 @@ def test_what_a_question_says_in_passing_closes_no_preference_on_a_shared_topic(
         assert rt.memory.store.get(turn.event_id).valid_until is None
     change = rt.chat("u", "预算改一下，推荐东西500块以内都行", dialogue_id="c", at=day(2))
     assert rt.memory.store.get(budget.event_id).data.get("closed_by") == change.event_id  # a real change still does
+
+
+def test_a_change_of_mind_closes_its_wish_across_a_stray_facet_word(make_runtime: RuntimeFactory) -> None:
+    rt = make_runtime(chat_model=ScriptedChatModel(responder=broken))
+    thrift = rt.chat("u", "For the twins, thrift-store finds are great, no point paying full price.",
+                     dialogue_id="a", at=day(0))  # “full price”: a budget
+    other = rt.chat("u", "Please keep your answers short, three sentences at most.", dialogue_id="a", at=day(1))
+    change = rt.chat("u", "Actually, no more used gear for the twins, we got burned by a broken high chair. Buy new.",
+                     dialogue_id="b", at=day(3))  # “used”: the condition of things
+    assert rt.memory.store.get(thrift.event_id).data.get("closed_by") == change.event_id
+    assert rt.memory.store.get(other.event_id).valid_until is None
