@@ -159,10 +159,12 @@ _REQUEST = _rx(rf"^{_LEAD_TIME}(?:请|你|都|就|也)*(?:帮我|给我)?(?:推�
 _CORRECTION = _rx(r"(?<!对)不对|错了|搞错|说错|记错|\b(?:that's wrong|that was wrong|I was wrong|got that wrong|changed my mind|scratch that|forget what I said|on second thought)\b")
 """The user says outright that something said before was wrong: never a loose statement."""
 _ABOUT_THE_ANSWER = _rx(r"重新(?:算|来|写|做|答|回答|说|讲|检查)|我(?:说|问|指)的是|(?:你|您)(?:刚才|上面|这)?(?:说|算|写|讲|答|翻)(?:错|得不对)|(?:这个|你的|刚才的?|上面的?)(?:回答|答案|结果|算法)|不是我(?:问|要)的"
-                        r"|\b(?:double[- ]check|re-?check|recalculate|redo it|try again|(?:that's|that is|thats) not what I (?:asked|meant|wanted)|sounds wrong|you got (?:it|that) wrong|I meant)\b")
-"""Feedback on the reply this turn answers (不对 重新算 · 你刚才说错了 · 错了 我说的是农历 · that's not
-what I asked · I meant pounds, not dollars): when no wish or fact rule reads anything, no statement
-about the user."""
+                        r"|(?:你|您)(?:在)?第[一二三四五六七八九十\d]+(?:步|行|题|段|句)|第[一二三四五六七八九十\d]+(?:步|行|段)(?:没|不|怎么|为什么|为啥)|答案应该是|(?:你|您)(?:漏|落)了(?:一个|一步|个)"
+                        r"|\b(?:double[- ]check|re-?check|recalculate|redo it|try again|(?:that's|that is|thats) not what I (?:asked|meant|wanted)|sounds wrong|you got (?:it|that) wrong|I meant|you (?:forgot|missed|skipped|dropped) (?:to|the|a|one)|why did you|(?:explain|redo|clarify|expand on|go over) (?:the )?(?:step|part|point|line|paragraph|bit) (?:\d+|one|two|three|four|five)|I (?:didn't|don't|did not|do not) (?:get|understand|follow) (?:why|how|what|step|your|the last)|the (?:answer|result) (?:is|should be) -?\d)\b")
+"""Feedback on the reply this turn answers (不对 重新算 · 你刚才说错了 · 错了 我说的是农历 · 你第三步算错了 ·
+that's not what I asked · I meant pounds, not dollars · you forgot to carry the one · why did you use
+recursion there · go over step 2 again): when no wish or fact rule reads anything, no statement about
+the user."""
 _DO_THIS = _rx(r"^(?:请|麻烦你?|你)?(?:帮我|帮忙|教我|替我|(?:给我)?(?:写|列|算|翻译|总结|检查|改|画|编|起草|整理)(?:一|几|两)?(?:个|篇|段|份|封|下|首|张|句|条))"
                r"|^(?:please\s+|kindly\s+|pls\s+)?(?:help|write(?!\s+(?:in|with|like|more|less)\b)|draft|list|explain|translate|summari[sz]e|calculate|calc|compute|work out|figure out|"
                r"arrange|sort out|put together|come up with|brainstorm|rank|teach|proofread|compose|outline)\b")
@@ -319,7 +321,9 @@ _SMALL_TALK = _rx(r"下雨|下雪|刮风|天凉|天冷|好冷|好热|太冷|太�
 _TASK = _rx(r"^(?:请|麻烦|你)?(?:帮我|给我|替我)?(?:(?:发|回)(?:条|个|一条|一个|封|一封|段|一段)(?![^，,。]*(?:就行|就好|就可以|即可|就够))|推荐|写|做|安排|查|找|搜|订|规划|计划|解释|讲讲|讲一下|说说|分析|翻译|总结|算|计算|列|比较|介绍|想|出|改|看看|检查)"
             r"|^(?:please\s+)?(?:help|write|make|plan|find|search|look up|explain|tell me|give me|show me|suggest|recommend|translate|summari[sz]e|compare|list|draft|check|calculate|compute|create|generate|teach|walk me through"
             r"|re-?write|rephrase|paraphrase|convert|complete|continue|simplify|describe|design|implement|solve|fix|debug|refactor|optimi[sz]e|improve|edit|proofread|"
-            r"act as|pretend|imagine|define|outline|classify|extract|analy[sz]e|evaluate|predict|simulate|compose|sort|count|build|provide|prepare|review)\b")
+            r"act as|pretend|imagine|define|outline|classify|extract|analy[sz]e|evaluate|predict|simulate|compose|sort|count|build|provide|prepare|review|prove|derive)\b"
+            r"|^(?:an? )?(?:regex|regexp|regular expression|(?:docker[- ]?compose|yaml|config|nginx|systemd|make) ?file|dockerfile|(?:bash|shell|python|powershell) (?:script|one-liner)|sql query|cron (?:expression|job)|one-liner)"
+            r"(?: \w+){0,2}? (?:to|for|that|which)\b")
 
 
 _TASK_ANYWHERE = _rx(r"(?:推荐|帮我|给我|替我|订|(?<![0-9一二三四五六七八九十两几半])点|设|安排|排|挑|配|找|看看)(?:个|一个|一下|两个|一部|一杯|一款|些|点)?[^，,。]{0,12}吧?$|晚安|明天见|您好|你好|请教"
@@ -353,6 +357,7 @@ _ABOUT_THIS_TEXT = _rx(r"^(?:请|麻烦你?|你)?(?:帮我)?(?:把|将)\s*(?:这
 _EDIT_THE_ANSWER = _rx(r"^(?:(?:ok|okay|good|great|nice|thanks|thank you|cool|hmm+|可以|行|好的?|不错|谢谢)\W+)*(?:"
     r"(?:再|重新)(?:短|长|简单|简洁|正式|口语化|通俗|详细|具体|精简|来|写|改|换|说|讲|解释|润色|生成|翻)"
     r"|换(?:个|一个|种|一种|几个)(?:说法|写法|开头|结尾|标题|风格|角度|语气|例子)"
+    r"|用(?:更|再)?(?:简单|通俗|浅显|直白|白)(?:一点|点)?的(?:话|语言|方式|说法)(?:再)?(?:解释|说|讲)(?:一下|一遍|下)"
     r"|(?:把)?(?:最后|第[一二三四五六七八九十\d]+)(?:那|这)?(?:一)?(?:段|句|条|个|部分)|(?:把)?(?:上面|上边|你上面|这段|这篇|这句)"
     r"|(?:字数|篇幅)(?:不够|太多|太少|太长|太短)"
     r"|(?:now |but |and |can you |could you |pls |please )*(?:make (?:it|this|that|them)|keep (?:it|this|that)) (?:a (?:bit|little|lot) |much |way |even |slightly )?(?:\w+er|more \w+|less \w+)\b"
@@ -371,6 +376,17 @@ _ONE_PIECE = _rx(r"^(?:请|麻烦你?|你)?(?:帮我|给我|替我|帮忙)?(?:�
 """A task that names one piece of work (写个请假条 · 写一首藏头诗 · Write me a poem for my wife ·
 draft a resignation letter): what it asks of the piece (简短点, 别太肉麻, not too long) is that
 piece's requirement, unless it says it lasts or is a habit (写代码的时候…)."""
+_A_PROBLEM = _rx(r"[=＝≠≤≥]\s*[-+]?[\d(\[]|\d\s*[=＝≠≤≥]|^=|\s=[A-Z]{2,}\(|[²³√∫∑∠△→∧∨]|\^\s?\d|\b[a-z]\s?\(\s?[a-z]\s?\)\s?=")
+"""A formula, an equation or a proof to work on (2x² - 5x - 3 = 0 · ∠A=36° · f(x) = x^2): a problem
+for this turn, whatever its asker wants of the solution (用配方法, show all steps)."""
+_PIECE_TO_WRITE = _rx(r"(?:作文|读后感|观后感|致谢|演讲稿|发言稿|短信|朋友圈|祝福|文案|推文|贺卡|请假条|歌词|标语|口号|检讨|情书|悼词|贺词|祝酒词)"
+                      r"[^。！？!?]{0,40}?(?:\d+|[一二三四五六七八九十两几百千]+)\s*(?:字|分钟|句|条)"
+                      r"|(?:\d+|[一二三四五六七八九十两几百千]+)\s*(?:字|分钟)[^。！？!?]{0,20}?(?:作文|读后感|观后感|致谢|演讲稿|发言稿|短信|朋友圈|祝福|文案|推文)"
+                      r"|想(?:写|编|发)(?:一|几|两)?(?:段|篇|首|封|条|句|点|些)"
+                      r"|\bI (?:want|need|have|'d like) to write (?:a|an|my|some|the)\b")
+"""A piece of writing of a size (四年级作文…400字左右 · 演讲稿，两分钟 · 致谢 800字左右), or one the
+user wants to write (七夕想写一段话给老公 · I want to write a heartfelt message …): its requirements
+are that piece's."""
 _I_MEAN = _rx(r"^\s*(?:我的意思是|我是说|我意思是|i mean|what i mean is|i meant)\s*[，,:：]?\s*")
 """A lead that only says the message rephrases the last one (“我的意思是，…”, “I mean, …”): its “我的” is no fact about me."""
 _STANDING_WORDS = _rx(r"以后|今后|往后|每次|每回|总是|一律|永远|\b(?:from now on|going forward|always|every time|whenever)\b")
@@ -395,10 +411,13 @@ def _task_on_this_text(text: str) -> bool:
 
 
 def _work_on_one_piece(text: str) -> bool:
-    """An edit of the answer just given (:data:`_EDIT_THE_ANSWER`) or a task naming one piece of
-    work (:data:`_ONE_PIECE`), unless it says how to do such work from now on."""
+    """An edit of the answer just given (:data:`_EDIT_THE_ANSWER`), a task naming one piece of
+    work (:data:`_ONE_PIECE`), a problem to work on (:data:`_A_PROBLEM`) or a piece of writing of a
+    size or that the user wants to write (:data:`_PIECE_TO_WRITE`), unless it says how to do such
+    work from now on."""
     stripped = text.strip()
-    return ((_EDIT_THE_ANSWER.match(stripped) is not None or _ONE_PIECE.match(stripped) is not None)
+    return ((_EDIT_THE_ANSWER.match(stripped) is not None or _ONE_PIECE.match(stripped) is not None
+             or _A_PROBLEM.search(stripped) is not None or _PIECE_TO_WRITE.search(stripped) is not None)
             and not _how_to_do_such_work(text))  # fmt: skip
 
 

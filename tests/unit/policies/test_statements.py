@@ -473,6 +473,29 @@ def test_an_edit_of_the_answer_or_the_requirements_of_one_piece_state_nothing(te
     assert classify_statement(text) is None
 
 
+@pytest.mark.parametrize("text", ["求 x² + 4x + 4 = 0 的解 用因式分解 别用求根公式",
+                                  "integrate x^2 from 0 to 3, no shortcuts", "毕业典礼的发言稿 三分钟左右 轻松一点",
+                                  "端午节给客户发的祝福短信 30字以内 别太官方", "想写一段话给我爸 他下个月退休 朴实一点",
+                                  "I want to write a thank-you note to my neighbour, warm but short",
+                                  "你第三步算错了吧 应该是负数", "the answer should be 7, you forgot to carry the one",
+                                  "wait why did you use recursion there instead of a loop",
+                                  "用更通俗的话解释一下 我奶奶也要能听懂", "regex for a US zip code with the optional +4",
+                                  "prove that there are infinitely many primes",
+                                  "a cron expression for the first monday of each month",
+                                  "can you go over step 2 again, the part with the logs",
+                                  "I did not understand why you sorted it first"])  # fmt: skip
+def test_a_problem_an_artifact_a_sized_piece_or_a_correction_of_the_answer_states_nothing(text: str) -> None:
+    assert classify_statement(text) is None
+
+
+@pytest.mark.parametrize("text", ["发言稿以后都帮我控制在三分钟以内", "Sundays = rest day, no workout plans",
+                                  "回答控制在200字以内", "Python script, please, I hate reading shell",
+                                  "I don't get why people like jazz, never recommend it"])  # fmt: skip
+def test_a_size_or_a_sign_in_a_lasting_wish_is_still_a_wish(text: str) -> None:
+    cue = classify_statement(text)
+    assert cue is not None and cue.period is None
+
+
 @pytest.mark.parametrize("text", ["shorter answers please", "以后回答再短一点", "给我写代码的时候注释写中文",
                                   "make it shorter from now on, I read on my phone"])  # fmt: skip
 def test_a_way_for_every_answer_is_still_a_wish(text: str) -> None:
