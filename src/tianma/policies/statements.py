@@ -376,14 +376,17 @@ _ONE_PIECE = _rx(r"^(?:请|麻烦你?|你)?(?:帮我|给我|替我|帮忙)?(?:�
 """A task that names one piece of work (写个请假条 · 写一首藏头诗 · Write me a poem for my wife ·
 draft a resignation letter): what it asks of the piece (简短点, 别太肉麻, not too long) is that
 piece's requirement, unless it says it lasts or is a habit (写代码的时候…)."""
-_A_PROBLEM = _rx(r"[=＝≠≤≥]\s*[-+]?[\d(\[]|\d\s*[=＝≠≤≥]|^=|\s=[A-Z]{2,}\(|[²³√∫∑∠△→∧∨]|\^\s?\d|\b[a-z]\s?\(\s?[a-z]\s?\)\s?=")
-"""A formula, an equation or a proof to work on (2x² - 5x - 3 = 0 · ∠A=36° · f(x) = x^2): a problem
-for this turn, whatever its asker wants of the solution (用配方法, show all steps)."""
+_A_PROBLEM = _rx(r"[²³√∫∑∠△∧∨]|\d\s*[a-z]\b\s*[-+*/=]|\b[a-z]\s?\^\s?\d|\)\s?\^\s?\d|\b[a-z]\s?\(\s?[a-z]\s?\)\s?=|=\s*\[\["
+                 r"|\d\s*[-+*/×÷]\s*\d[^=\n]{0,20}=|^=[A-Z]|\s=[A-Z]{2,}\(|\b[A-Z][a-z]?\d*(?:\([^)]{0,4}\))?\s*\+\s*[A-Z][a-z]?\d*[^\n]{0,30}(?:→|=)")
+"""A formula, an equation or a proof to work on (2x² - 5x - 3 = 0 · ∠A=36° · f(x) = x^2 · Cu + HNO3 →
+…): a problem for this turn, whatever its asker wants of the solution (用配方法, show all steps). Not
+a bare sign: “tabstop=4”, “BMI=31”, 预算≤3000 and “7.2 → doctor says …” are told of the user."""
 _PIECE_TO_WRITE = _rx(r"(?:作文|读后感|观后感|致谢|演讲稿|发言稿|短信|朋友圈|祝福|文案|推文|贺卡|请假条|歌词|标语|口号|检讨|情书|悼词|贺词|祝酒词)"
                       r"[^。！？!?]{0,40}?(?:\d+|[一二三四五六七八九十两几百千]+)\s*(?:字|分钟|句|条)"
                       r"|(?:\d+|[一二三四五六七八九十两几百千]+)\s*(?:字|分钟)[^。！？!?]{0,20}?(?:作文|读后感|观后感|致谢|演讲稿|发言稿|短信|朋友圈|祝福|文案|推文)"
-                      r"|想(?:写|编|发)(?:一|几|两)?(?:段|篇|首|封|条|句|点|些)"
-                      r"|\bI (?:want|need|have|'d like) to write (?:a|an|my|some|the)\b")
+                      r"|想(?:写|编|发)(?:一|几|两)?(?:段|篇|首|封|条|句)"
+                      r"|(?:作文|致谢|演讲稿|发言稿|短信|朋友圈|祝福|文案|推文|贺卡|歌词|情书|贺词)[^。！？!?]{0,30}?想(?:写|发|编)"
+                      r"|\bI (?:want|need|have|'d like) to write (?:a|an|my|some|the) (?:\w+[- ]){0,2}?(?:message|note|card|letter|speech|toast|poem|email|post|caption|eulogy)\b")
 """A piece of writing of a size (四年级作文…400字左右 · 演讲稿，两分钟 · 致谢 800字左右), or one the
 user wants to write (七夕想写一段话给老公 · I want to write a heartfelt message …): its requirements
 are that piece's."""

@@ -490,8 +490,12 @@ def test_a_problem_an_artifact_a_sized_piece_or_a_correction_of_the_answer_state
 
 @pytest.mark.parametrize("text", ["发言稿以后都帮我控制在三分钟以内", "Sundays = rest day, no workout plans",
                                   "回答控制在200字以内", "Python script, please, I hate reading shell",
-                                  "I don't get why people like jazz, never recommend it"])  # fmt: skip
-def test_a_size_or_a_sign_in_a_lasting_wish_is_still_a_wish(text: str) -> None:
+                                  "I don't get why people like jazz, never recommend it",
+                                  "I use vim with tabstop=4, so indent code with 4 spaces", "My BMI=31 so keep meal ideas low-carb",
+                                  "预算≤3000，别推荐贵的", "my blood sugar is 7.2 → doctor says cut the sweets, no desserts in recipes",
+                                  "I want to write a novel someday, so send me writing tips when you can",
+                                  "我想写点东西 但总是拖延，你以后多督促我"])  # fmt: skip
+def test_a_size_a_sign_or_a_wish_to_write_in_a_lasting_statement_is_still_one(text: str) -> None:
     cue = classify_statement(text)
     assert cue is not None and cue.period is None
 
