@@ -24,7 +24,8 @@ dev2 16 / 36, dev3 15 / 37, dev4 12 / 34; 6 more by the user's own other prefere
 gave users whose ids lack a ``zh-`` prefix English traffic, counted the user's own preferences as
 traffic and a preference read as scoped in time, which ran out, as closed: 68 at 490eda1, 54 at
 17a1391.) 22 at a6e8b5b, 17 after the third session's rules. With the chat traffic (N = 60): dev
-80 of 146 at a6e8b5b, 23 after the third session (2 / 7 / 7 / 7); its test files 89 → 38.
+80 of 146 at a6e8b5b, 23 after the third session (2 / 7 / 7 / 7), 8 after the fourth
+(1 / 3 / 2 / 2); its test files 89 → 38 → 34.
 """
 
 from __future__ import annotations

@@ -288,6 +288,7 @@ def _same_subject(
                 else [False] * len(earlier))  # fmt: skip
     facets = aspects(event.content)
     floor = max(CLOSING.subject + (ASKING_MARGIN if asking else 0.0), best - NEAREST_MARGIN)
+    overruled = REVISED_FACETS_OVERRULED if cue.reversal else FACETS_OVERRULED  # different facets, yet one subject
     parts = [(c.facets, subject_scores(event, c.vector, earlier, [v.subject for v in theirs], background))
              for c in (clauses if replaces else ())]  # fmt: skip
     same: list[MemoryRecord] = []
@@ -296,7 +297,7 @@ def _same_subject(
         facet = relation(facets, own)
         by_clause = any(relation(f, own) and s[i] >= CLOSING.aspect for f, s in parts)
         if keys & {k for k, _, _ in _said(r)} or (
-            (facet is not False or score >= (REVISED_FACETS_OVERRULED if cue.reversal else FACETS_OVERRULED))
+            (facet is not False or score >= overruled)
             and (CLOSING.enough(score, label, bool(facet) and replaces, floor) or by_clause)
         ):
             same.append(r)
