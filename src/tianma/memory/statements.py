@@ -33,6 +33,7 @@ from tianma.memory.subject_model import REVISION, SUBJECT, Trained
 from tianma.memory.subject_vectors import Clause, Subject, decoded, embedded, keep, models, subjects
 from tianma.memory.subjects import SubjectLabels
 from tianma.policies.aspects import aspects, relation
+from tianma.policies.momentary import happened_just_now
 from tianma.policies.reflection import has_negation, normalise
 from tianma.policies.statements import (
     StatementCue,
@@ -143,14 +144,15 @@ def statement_fields(
     ``stated``: the model is all but sure the message states something lasting; then a message
     the rules read nothing in is a wish (:func:`~tianma.policies.statements.stated_by_model`), and
     so is one they read only as a passing mood for a mood word beside the wish (“techno gives me a
-    headache during exam season. jazz piano for studying, nothing else”).
+    headache during exam season. jazz piano for studying, nothing else”) — not a mood beside news of
+    the moment (刚被交警贴了罚单 气死我了, :func:`~tianma.policies.momentary.happened_just_now`).
     ``leaning``: the model takes it for a lasting statement (:data:`~tianma.memory.statement_model.
     CONFIDENT`, short of sure); that is enough when the message also says it revises something
     (:func:`~tianma.policies.statements.revises`: 不对…, 改主意了…, no longer …) — two pieces of
     evidence where the rules read nothing (“不对，医生说我现在能喝咖啡了”).
     """
     cue = classify_statement(text)
-    if (cue is None or (cue.kind == "mood" and stated)) and (stated or (leaning and revises(text))):
+    if (cue is None or (cue.kind == "mood" and stated and not happened_just_now(text))) and (stated or (leaning and revises(text))):
         cue = stated_by_model(text) or cue
     if cue is not None and cue.loose and other:
         return {}

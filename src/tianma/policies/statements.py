@@ -18,7 +18,8 @@ decided against the prior statements themselves (:mod:`tianma.memory.statements`
 A wish or fact with a time word lasts that day (今天、今晚、这次, today, tonight, this time, for now),
 three days (这几天、这三天、接下来两天, for the next few days), that week (这周, this week) or fourteen
 days (这两周, for the next fortnight); “从今天起 /
-starting today / from now on” is lasting.
+starting today / from now on” is lasting. Terse news of the moment (“Just landed.”, 刚炒了盘回锅肉,
+“brb”: :mod:`tianma.policies.momentary`) lasts that day too, unless it tells a change in the user's life.
 Questions, hypotheticals, hearsay, quoted speech, talk about the conversation (“我有个问题想请教”), a
 task on a text of this conversation (“把上面那段改成口语化一点”, “turn this into a tweet”),
 feedback on the reply (“不对 重新算”, “that's not what I asked”), what a task for this turn says
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 from datetime import datetime, time, timedelta, tzinfo
 from typing import Literal
 
+from tianma.policies.momentary import happened_just_now, steps_away
 from tianma.text.extract import LISTING_WHAT, RHETORICAL_WHERE, asserted_sentences
 from tianma.text.placeholders import SECRET_PLACEHOLDERS
 
@@ -231,9 +233,12 @@ def classify_statement(text: str) -> StatementCue | None:
         return None
     kind: StatementKind = next(k for k in ("wish", "complaint", "fact", "mood") if k in kinds)
     joined = " ".join(sentences)
+    period = _period(joined, kind, moody="mood" in kinds and kind != "complaint")  # the pain a past answer caused
+    if period is None and kind == "fact" and happened_just_now(text) and (steps_away(text) or (loose and not says_it_recurs(text))):
+        period = "day"  # “Just landed.” · 刚炒了盘回锅肉 · “brb”: news of the moment, said tersely
     return StatementCue(
         kind=kind,
-        period=_period(joined, kind, moody="mood" in kinds and kind != "complaint"),  # the pain a past answer caused
+        period=period,
         reversal=_REVERSAL.search(joined) is not None,
         style=_STYLE.search(joined) is not None,
         loose=loose,
