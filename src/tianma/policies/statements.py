@@ -71,7 +71,7 @@ _RECURRING = _rx(r"每天|每日|每晚|每早|每周|每个?(?:星期|礼拜|�
                  r"thursdays?|fridays?|saturdays?|sundays?)|daily|nightly|weekly|monthly)\b")
 """A wish that names its own recurrence (“Send me the forecast every morning” · 每周五提醒我交周报)
 stands: in a short message only — a task description mentions days too."""
-_DAY = _rx(r"今天|今晚|今早|今儿|今日|今天晚上|今个|这会儿|这一会|这次|这回|这一次|当下|此刻|眼下先|暂时|现在先|"
+_DAY = _rx(r"今天|今晚|今早|今儿|今日|今天晚上|今个|这会儿|这一会|(?:这次|这回|这一次)(?![^，,。！!？?]{0,8}?(?:体检|复查|检查|化验|查出|看病|医生|大夫|诊断|是每))|当下|此刻|眼下先|暂时|现在先|"
            r"\b(?:today|tonight|this time|this morning|this afternoon|this evening|right now|for now|for today|at the moment|"
            r"just for now|for the moment|for the time being|temporarily|tonite|all morning|this arvo|for this one|"
            r"for (?:a|the next) (?:few|couple of|couple|\d+) hours)\b")

@@ -22,6 +22,11 @@ from tianma.policies.statements import _asks, classify_statement, period_end, re
         ("上次你推荐的那家川菜馆辣得我一晚上没睡好", "complaint", None, False),
         ("您推荐的那本书太无聊了，我看不下去", "complaint", None, False),  # the polite 您 too
         ("今天别给我推贵的", "wish", "day", False),
+        ("这回别推荐贵的", "wish", "day", False),
+        ("这次出差帮我订离会场近的酒店", "wish", "day", False),
+        # 这次/这回 telling a checkup's finding, not scoping the wish to this time
+        ("这次体检查出胆固醇高，医生让我少吃蛋黄，别给我推荐煎蛋了。", "wish", None, False),
+        ("这回化验单上血脂正常了，红烧肉又能吃了。", "fact", None, True),
         ("这周别给我安排早会", "wish", "week", False),
         ("这几天别给我推剧", "wish", "days", False),
         ("今天好累，回答简单点", "mood", "day", False),
