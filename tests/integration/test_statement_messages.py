@@ -42,8 +42,10 @@ def test_statements_are_read_as_lasting_and_moods_and_other_messages_mostly_not(
     totals = Counter(r["label"] for r in rows)
     assert totals == {"statement": 270, "mood": 120, "other": 210}
     # 2026-12-07: statement 231, mood 21, other 34 (README of the fixture); a little room for
-    # numpy releases, whose 4-bit matmuls move the statement model's readings slightly
-    assert lasting["statement"] >= 228
+    # numpy releases, whose 4-bit matmuls move the statement model's readings slightly;
+    # fifth session (a change of mind no rule read is a wish: “started keto”, “switched to mac”,
+    # 娃现在能吃点辣了 菜谱不用刻意避开了): statement 234
+    assert lasting["statement"] >= 231
     assert lasting["mood"] <= 23
     assert lasting["other"] <= 37
 

@@ -38,6 +38,7 @@ from tianma.policies.reflection import has_negation, normalise
 from tianma.policies.statements import (
     StatementCue,
     asks_now,
+    changes_mind,
     classify_statement,
     period_end,
     revises,
@@ -152,9 +153,9 @@ def statement_fields(
     evidence where the rules read nothing (“不对，医生说我现在能喝咖啡了”).
     """
     cue = classify_statement(text)
-    if (cue is None or (cue.kind == "mood" and stated and not happened_just_now(text))) and (stated or (leaning and revises(text))):
+    if (cue is None or (cue.kind == "mood" and stated and not happened_just_now(text))) and (stated or (leaning and revises(text)) or (cue is None and changes_mind(text))):
         cue = stated_by_model(text) or cue
-    if cue is not None and cue.loose and other:
+    if cue is not None and cue.loose and other and not changes_mind(text):
         return {}
     if passing and not says_it_lasts(text) and not says_it_recurs(text) and (cue is None or (cue.loose and not cue.reversal)):
         if cue is None:

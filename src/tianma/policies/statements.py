@@ -150,7 +150,7 @@ _SELF = _rx(r"我的?[\u4e00-\u9fff]{1,3}(?:有点|有些|很|太|比较|挺|特
 _COMPLAINT = _rx(r"(?:上次|上回|那次|之前|昨天|前两天|前几天|[你您](?:上次)?(?:推荐|给|说|安排|选|订|写|发)的).{0,40}?(?:太|得我|害我|害得|让我|弄得|搞得|受不了|难受|不行|没法|白跑|踩雷|后悔|难吃|难喝|无聊|看不懂|头大|没睡|睡不着|失望|坑|吵|贵|退了|扔了|坏了|吐|拉肚子|过敏|疼|痛|晕|腻|咸|辣)"
                  r"|\b(?:last time|the (?:\w+ ){0,3}you (?:recommended|suggested|gave|picked|booked|chose|sent|wrote)|that (?:\w+ ){0,3}you (?:recommended|suggested|gave|picked|booked|chose|sent|wrote))\b.{0,60}?"
                  r"\b(?:wrecked|ruined|too|awful|terrible|hated|couldn't|made me|killed|hurt|boring|useless|confus|lost me|overwhelm|waste)")
-_REVERSAL = _rx(r"(?<!对)不对|不是这样|错了|搞错|说错|改主意|变卦|改成|改为|换成|改一下|改回|不用.{0,12}了|不需要.{0,12}了|不再|别再|不要再|再也不|其实|还是.{0,16}吧|算了|又能|又可以|又开始|重新|恢复|能.{0,6}了$|可以.{0,10}了$|"
+_REVERSAL = _rx(r"(?<!对)不对|不是这样|错了|搞错|说错|改主意|变卦|改成|改为|换成|改一下|改回|不用.{0,12}了|不需要.{0,12}了|不再|不(?:休|去|喝|吃|练|跑|抽|追|熬)了|别再|不要再|再也不|其实|还是.{0,16}吧|算了|又能|又可以|又开始|重新|恢复|能.{0,6}了$|可以.{0,10}了$|"
                 r"\b(?:no longer|not anymore|any ?more|actually|changed my mind|change of plan|scratch that|instead|again|on second thought|forget what I said|wait|that's wrong|I was wrong|used to|these days|switched|started|stopped|quit|gave up|back to)\b|"
                 r"(?<!right )(?<!for )(?<!just )(?<!until )(?<!till )(?<!by )\bnow\b(?=\W*$|\s*[.!;])")
 _STYLE = _rx(r"回答|回复|答案|解释|讲解|讲|说话|语气|口吻|格式|列表|段落|要点|分点|分条|步骤|例子|举例|表情|字数|简短|简洁|详细|啰嗦|结论|英文|中文|繁体|术语|代码注释|markdown|"
@@ -319,11 +319,11 @@ _META = _rx(r"^\W*(?:您好|你好|hi|hello|hey)?\W*(?:我)?(?:有个|有一个|
 """Talk about the conversation itself (我有个问题想请教一下 · quick question): no statement."""
 _CHATTER = _rx(r"^(?:(?:very|so|really|pretty) (?:good|nice|cool|funny)|good one|"
                r"好的?|嗯+|哦+|噢|行|可以|收到|谢谢|谢啦|多谢|哈+|嘿+|对|是的|没事|ok|okay|k|thanks?|thank you|thx|ty|cool|nice|great|sure|yes|yeah|yep|no|nope|lol|haha|got it|sounds good|fine|alright|right|hi|hello|hey|bye|good (?:morning|night|evening|afternoon)|早|晚安|你好|在吗)\W*$")
-_ACK = _rx(r"^(?:好的|好滴|好嘞|谢|多谢|感谢|哈|呵|嘻|嗯|哦|噢|唔|收到|明白|懂了|对对|等(?:我|会|一下)|救命|"
+_ACK = _rx(r"^(?:好的|好滴|好嘞|谢|多谢|感谢|哈|呵|嘻|嗯|哦|噢|唔|收到|明白|懂了|对对|等(?:我|会|一下)|救命|(?:那)?算了|"
            r"ok\b|okay|thank|thanks|thx|perfect|great|nice|cool|awesome|lovely|haha|ha\b|hah|lol|lmao|omg|sorry|brb|right,|fair|wow|yay|ugh|oops)")
 _SMALL_TALK = _rx(r"下雨|下雪|刮风|天凉|天冷|好冷|好热|太冷|太热|天气|空调|困死|zzz|"
                   r"\b(?:rain(?:ing|y)?|snow(?:ing)?|drizzl\w*|pouring|cold out|hot out|weather|sunny|grey|gray|coffee's|story of my life|back to it|i'm back|hope (?:you're|you are|all is) well|how are you)\b")
-_TASK = _rx(r"^(?:请|麻烦|你)?(?:帮我|给我|替我)?(?:(?:发|回)(?:条|个|一条|一个|封|一封|段|一段)(?![^，,。]*(?:就行|就好|就可以|即可|就够))|推荐|写|做|安排|查|找|搜|订|规划|计划|解释|讲讲|讲一下|说说|分析|翻译|总结|算|计算|列|比较|介绍|想|出|改|看看|检查)"
+_TASK = _rx(r"^(?:请|麻烦|你)?(?:帮我|给我|替我)?(?:(?:发|回)(?:条|个|一条|一个|封|一封|段|一段)(?![^，,。]*(?:就行|就好|就可以|即可|就够))|推荐|写|做|安排|查|找|搜|订|规划|计划|解释|讲讲|讲一下|说说|分析|翻译|总结|算(?!了)|计算|列|比较|介绍|想|出|改(?!主意|变|了|成|为|回|到)|看看|检查)"
             r"|^(?:please\s+)?(?:help|write|make|plan|find|search|look up|explain|tell me|give me|show me|suggest|recommend|translate|summari[sz]e|compare|list|draft|check|calculate|compute|create|generate|teach|walk me through"
             r"|re-?write|rephrase|paraphrase|convert|complete|continue|simplify|describe|design|implement|solve|fix|debug|refactor|optimi[sz]e|improve|edit|proofread|"
             r"act as|pretend|imagine|define|outline|classify|extract|analy[sz]e|evaluate|predict|simulate|compose|sort|count|build|provide|prepare|review|prove|derive)\b"
@@ -638,6 +638,21 @@ def period_end(at: datetime, period: Period, zone: tzinfo) -> datetime:
     days = {"day": 1, "days": 3, "week": 7 - local.weekday(), "fortnight": 14}[period]
     end = datetime.combine(local.date() + timedelta(days=days), time(0), tzinfo=zone)
     return end.astimezone(at.tzinfo or zone)
+
+
+_CHANGE_OF_MIND = _rx(r"改主意|变卦|不再|别再|再也不|不用.{0,12}了|不需要.{0,12}了|不(?:休|去|喝|吃|练|跑|抽|追|熬)了|还是.{0,16}吧|改回|换回|又能|又可以"
+                      r"|\b(?:no longer|not anymore|any ?more|changed my mind|on second thought|these days|switched to|started|stopped|quit|gave up)\b"
+                      r"|\bactually\b.{0,60}\bnow\b")
+"""A cue that the user changes what held (改主意了, 周二不休了, 还是一百以内吧, no longer, actually … now) — not
+the looser cues of :data:`_REVERSAL` (again, wait, instead, 算了) that chatter and edits of an answer use too."""
+
+
+def changes_mind(text: str) -> bool:
+    """The message says the user changes what held, and asks nothing (:data:`_CHANGE_OF_MIND`): with
+    it, a message the rules read nothing in is a wish, and the statement model's “states nothing”
+    does not overrule a terse assertion (:func:`tianma.memory.statements.statement_fields`)."""
+    stripped = text.strip()
+    return _CHANGE_OF_MIND.search(text) is not None and not _asks(stripped) and not stripped.endswith("呢")
 
 
 def revises(text: str) -> bool:

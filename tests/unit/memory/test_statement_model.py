@@ -158,6 +158,23 @@ def test_a_revision_the_rules_cannot_read_is_a_statement_when_the_model_leans_to
     assert statement_fields("不对，求推荐一个蓝牙音箱", at, zone, leaning=True) == {}
 
 
+def test_a_change_of_mind_the_rules_read_nothing_in_is_a_wish_without_the_model() -> None:
+    at, zone = datetime(2026, 3, 2, 9, tzinfo=UTC), UTC
+    for said in ("算了算了，手头又紧了，还是两百以内吧", "周三不跑了 改周四晚上", "Changed my mind, give me the metric units"):
+        fields = statement_fields(said, at, zone)
+        assert fields["key"] == "statement.wish" and fields["valid_until"] is None, said
+    # what chatter and edits of an answer say with looser cues stays nothing
+    for said in ("那改成周六下午呢", "算了 不说了", "Raining again. Great.", "say that again but simpler"):
+        assert statement_fields(said, at, zone) == {}, said
+
+
+def test_a_change_of_mind_is_not_overruled_by_the_models_states_nothing() -> None:
+    at, zone = datetime(2026, 3, 2, 9, tzinfo=UTC), UTC
+    assert statement_fields("actually swearing is fine now, not at work anymore", at, zone, other=True)
+    assert statement_fields("metric these days, the new job is all metric", at, zone, other=True)
+    assert statement_fields("Python, please.", at, zone, other=True) == {}  # no such cue: the model decides
+
+
 def test_a_task_on_a_text_of_this_conversation_is_no_statement_however_sure_the_model() -> None:
     at, zone = datetime(2026, 3, 2, 9, tzinfo=UTC), UTC
     assert statement_fields("把上面那段改得口语一点 要念给我奶奶听", at, zone, stated=True) == {}
