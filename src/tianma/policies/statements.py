@@ -558,7 +558,9 @@ _RECURS = _rx(r"现在|每(?:天|周|晚|早|次|个|逢)|一天\S{0,2}次|周[�
               r"(?:改|换|挪|调|搬|切|升|转)(?:到|成|为)|"
               r"\b(?:now|only|every|each|daily|weekly|(?:mon|tues|wednes|thurs|fri|satur|sun)days|weekends|weeknights|(?:school )?nights|"
               r"mornings|evenings|afternoons|anymore|these days|(?:a|per) (?:day|week|night|month)|most days|usually|normally|"
-              r"moved|switched|changed|(?:is|are) (?:out|in)(?=\W*$|[,.;—-])|gave up|given up|cancell?ed)\b")
+              r"moved|switched|changed|(?:is|are) (?:out|in)(?=\W*$|[,.;—-])|gave up|given up|cancell?ed)\b|"
+              r"\b(?:\d{1,2}(?::\d\d)?|noon|midday)\s*(?:am|pm)?\s*(?:to|till|until|til|-|–)\s*(?:\d{1,2}(?::\d\d)?|noon|midday|half (?:past )?\w+)\b"
+              r"|[\d一二三四五六七八九十两]{1,3}点(?:半|\d{1,2}分?)?(?:到|至|-|~)[\d一二三四五六七八九十两]{1,3}点")
 """A schedule, a habit or a change that holds from now on (“No meetings on Wednesdays”, “We open
 at 6:30 now”, “周日不更新”): never a passing state, however much it talks of days and hours."""
 

@@ -74,6 +74,10 @@ def test_a_schedule_or_a_wish_found_by_rule_is_not_made_passing() -> None:
     # a change is not a mood because the reason for it is tiring
     moved = "We're moving bedtime to 7:45, they're wrecked since school started."
     assert statement_fields(moved, at, zone, passing=True)["valid_until"] is None
+    # a span of hours is a routine, not news of the day
+    assert statement_fields("Homework hour is 5 to 6, no pings then.", at, zone, passing=True)["valid_until"] is None
+    assert statement_fields("quiet 1-3 pls, baby naps", at, zone, passing=True)["valid_until"] is None
+    assert statement_fields("Stuck in a meeting 2 to 4 today, short answers.", at, zone, passing=True)["valid_until"]
     # a loose assertion without a schedule, or one for this morning, still holds for the day
     assert statement_fields("Running late this morning, only the essentials please.", at, zone, passing=True)[
         "valid_until"
