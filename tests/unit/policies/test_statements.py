@@ -21,6 +21,10 @@ from tianma.policies.statements import _asks, classify_statement, period_end, re
         ("Please don't book me morning meetings", "wish", None, False),
         ("上次你推荐的那家川菜馆辣得我一晚上没睡好", "complaint", None, False),
         ("您推荐的那本书太无聊了，我看不下去", "complaint", None, False),  # the polite 您 too
+        ("上回推那个剧尬死了 换点轻松的", "complaint", None, False),
+        ("你推荐的那个燕麦早餐 十点就饿了 顶不住", "complaint", None, False),
+        ("你上次推荐那部电影我看了十分钟就弃了 还是喜剧好", "complaint", None, False),
+        ("你老是推火锅，我胃受不了", "complaint", None, False),
         ("今天别给我推贵的", "wish", "day", False),
         ("这回别推荐贵的", "wish", "day", False),
         ("这次出差帮我订离会场近的酒店", "wish", "day", False),
