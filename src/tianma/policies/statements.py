@@ -501,7 +501,8 @@ _TAG = _rx(r"(?:ok|okay|right|yeah|please|alright|好吗|行吗|可以吗|好不
 _TAG_AFTER = _rx(r"(?<=[\u4e00-\u9fff])(?:好吗|行吗|可以吗|好不好|行不行|好嘛|行嘛)\s*[?？]*$")
 """A tag after a request in the same clause (…控制在三句以内好不好): the request is asked for, not asked about."""
 _QUESTION_MARK = re.compile(rf"[?？]|吗|什么{LISTING_WHAT}|怎么|(?<!不)咋|哪{RHETORICAL_WHERE}|啥|多少|要不要|是不是|能不能|会不会|有没有|可不可以|好不好|行不行|(?<=[\u4e00-\u9fff])(?<![也都还并就再决绝从])(?:不|没)(?=\s*(?:$|[，,。.！!~～]))|(?:^|[.!;,:\n(]\s*|\b(?:so|and|but|or|ok|okay|hey|also|btw|then|wonder|wondering|of|about|on|for|to|at|in|as to|explain|tell me|show me|know|decide|figure out|check|see)\s+)(?:what|whats|how|hows|where|wheres|which|who|why)\b", re.IGNORECASE)
-_NOT_ASKING = _rx(r"(?:(?<=别|甭|少)|(?<=不要|不用))([^，,。！!？?\s]{0,4})什么|没(?:啥|什么)(?![^，,。！!]{0,8}[吗？?])|(?:看|管|论)好不好|(?<=回答|回复|说话)(?:能不能|可不可以|能否)|^(?:你)?(?:能不能|可不可以|能否)(?=别|不要|少)")
+_NOT_ASKING = _rx(r"(?:(?<=别|甭|少)|(?<=不要|不用))([^，,。！!？?\s]{0,4})什么|没(?:啥|什么)(?![^，,。！!]{0,8}[吗？?])|(?:看|管|论)好不好|(?<=回答|回复|说话)(?:能不能|可不可以|能否)|^(?:你)?(?:能不能|可不可以|能否)(?=别|不要|少)"
+                  r"|(?<=看看|看下|查查|查下|问问|问下|确认|注意)(?:一下)?(?:有没有|是不是|能不能|会不会)(?![^，,。！!]{0,12}[吗？?])")
 """什么 after a prohibition is “any such” (别写什么亚马逊物流), 没啥 is “nothing much” (其实多人间也没啥),
 看好不好 is “whether it is good” (别光看好不好), 回答能不能分点 asks for a way of answering and 能不能别…
 asks the assistant to stop something: none of them asks anything."""

@@ -27,6 +27,7 @@ from tianma.policies.statements import _asks, classify_statement, period_end, re
         ("你老是推火锅，我胃受不了", "complaint", None, False),
         ("今天别给我推贵的", "wish", "day", False),
         ("这回别推荐贵的", "wish", "day", False),
+        ("小米手机，用不了苹果的，推荐之前看看有没有安卓版", "fact", None, False),  # 看看有没有: no question
         ("这次出差帮我订离会场近的酒店", "wish", "day", False),
         # 这次/这回 telling a checkup's finding, not scoping the wish to this time
         ("这次体检查出胆固醇高，医生让我少吃蛋黄，别给我推荐煎蛋了。", "wish", None, False),
