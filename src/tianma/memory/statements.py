@@ -150,10 +150,14 @@ def statement_fields(
     ``leaning``: the model takes it for a lasting statement (:data:`~tianma.memory.statement_model.
     CONFIDENT`, short of sure); that is enough when the message also says it revises something
     (:func:`~tianma.policies.statements.revises`: 不对…, 改主意了…, no longer …) — two pieces of
-    evidence where the rules read nothing (“不对，医生说我现在能喝咖啡了”).
+    evidence where the rules read nothing (“不对，医生说我现在能喝咖啡了”). Without the model, a message
+    the rules read nothing in that says the user changes what held
+    (:func:`~tianma.policies.statements.changes_mind`: 改主意了…, 周二不休了 改周一, no longer …) is a wish
+    too, and ``other`` does not drop a terse assertion that says so.
     """
     cue = classify_statement(text)
-    if (cue is None or (cue.kind == "mood" and stated and not happened_just_now(text))) and (stated or (leaning and revises(text)) or (cue is None and changes_mind(text))):
+    wished = stated or (leaning and revises(text)) or (cue is None and changes_mind(text))
+    if wished and (cue is None or (cue.kind == "mood" and stated and not happened_just_now(text))):
         cue = stated_by_model(text) or cue
     if cue is not None and cue.loose and other and not changes_mind(text):
         return {}

@@ -2,7 +2,7 @@
 back — rather than something that lasts? Pure functions, Chinese and English, no model.
 
 People tell an assistant what just happened as they would a friend (“Just landed.”, “刚炒了盘回锅
-肉，香得很”, “隔壁奶茶店又涨价了”, “brb”, “到站了 回聊”). Read as lasting facts, such messages sat in
+肉，香得很”, “the u-bahn is delayed AGAIN”, “brb”, “到站了 回聊”). Read as lasting facts, such messages sat in
 every later prompt and, being near some wish in meaning, closed it (“Just got back from a lovely
 10K!” closed a running-shoe budget). They hold for the day they were said
 (:func:`tianma.policies.statements.classify_statement`). A change in the user's life said the

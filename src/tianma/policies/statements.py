@@ -644,11 +644,12 @@ def period_end(at: datetime, period: Period, zone: tzinfo) -> datetime:
     return end.astimezone(at.tzinfo or zone)
 
 
-_CHANGE_OF_MIND = _rx(r"改主意|变卦|不再|别再|再也不|不用.{0,12}了|不需要.{0,12}了|不(?:休|去|喝|吃|练|跑|抽|追|熬)了|还是.{0,16}吧|改回|换回|又能|又可以"
+_CHANGE_OF_MIND = _rx(r"改主意|变卦|不再|别再|再也不|不用.{0,12}了|不需要.{0,12}了|(?<=[\u4e00-\u9fff]{2})不(?:休|去|喝|吃|练|跑|抽|追|熬)了|还是.{0,16}吧|改回|换回|又能|又可以"
                       r"|\b(?:no longer|not anymore|any ?more|changed my mind|on second thought|these days|switched to|started|stopped|quit|gave up)\b"
                       r"|\bactually\b.{0,60}\bnow\b")
 """A cue that the user changes what held (改主意了, 周二不休了, 还是一百以内吧, no longer, actually … now) — not
-the looser cues of :data:`_REVERSAL` (again, wait, instead, 算了) that chatter and edits of an answer use too."""
+the looser cues of :data:`_REVERSAL` (again, wait, instead, 算了) that chatter and edits of an answer use too,
+nor 不吃了 / 不去了 alone (“吃饱了，不吃了” is this meal's)."""
 
 
 def changes_mind(text: str) -> bool:
