@@ -151,8 +151,12 @@ _COMPLAINT = _rx(r"(?:上次|上回|那次|之前|昨天|前两天|前几天|[�
                  r".{0,40}?(?:太|得我|害我|害得|让我|弄得|搞得|受不了|难受|不行|没法|白跑|踩雷|后悔|难吃|难喝|无聊|看不懂|头大|没睡|睡不着|失望|坑|吵|贵|退了|扔了|坏了|吐|拉肚子|过敏|疼|痛|晕|腻|咸|辣|饿了|弃了|尬|肿|折腾|遭罪|受罪|没味)"
                  r"|\b(?:last time|the (?:\w+ ){0,3}you (?:recommended|suggested|gave|picked|booked|chose|sent|wrote)|that (?:\w+ ){0,3}you (?:recommended|suggested|gave|picked|booked|chose|sent|wrote))\b.{0,60}?"
                  r"\b(?:wrecked|ruined|too|awful|terrible|hated|couldn't|made me|killed|hurt|boring|useless|confus|lost me|overwhelm|waste)")
-_REVERSAL = _rx(r"(?<!对)不对|不是这样|错了|搞错|说错|改主意|变卦|改成|改为|换成|改一下|改回|不用.{0,12}了|不需要.{0,12}了|不再|不(?:休|去|喝|吃|练|跑|抽|追|熬)了|别再|不要再|再也不|其实|还是.{0,16}吧|算了|又能|又可以|又开始|重新|恢复|能.{0,6}了$|可以.{0,10}了$|"
-                r"\b(?:no longer|not anymore|any ?more|actually|changed my mind|change of plan|scratch that|instead|again|on second thought|forget what I said|wait|that's wrong|I was wrong|used to|these days|switched|started|stopped|quit|gave up|back to)\b|"
+_CHANGE_WORDS_ZH = r"改主意|变卦|不再|别再|再也不|不用.{0,12}了|不需要.{0,12}了|还是.{0,16}吧|改回|又能|又可以"
+_NO_LONGER_DOING = r"不(?:休|去|喝|吃|练|跑|抽|追|熬)了"
+_CHANGE_WORDS_EN = r"no longer|not anymore|any ?more|changed my mind|on second thought|these days|started|stopped|quit|gave up"
+"""The words of a change of mind, shared by :data:`_REVERSAL` and :data:`_CHANGE_OF_MIND`."""
+_REVERSAL = _rx(rf"(?<!对)不对|不是这样|错了|搞错|说错|{_CHANGE_WORDS_ZH}|{_NO_LONGER_DOING}|改成|改为|换成|改一下|不要再|其实|算了|又开始|重新|恢复|能.{{0,6}}了$|可以.{{0,10}}了$|"
+                rf"\b(?:{_CHANGE_WORDS_EN}|actually|change of plan|scratch that|instead|again|forget what I said|wait|that's wrong|I was wrong|used to|switched|back to)\b|"
                 r"(?<!right )(?<!for )(?<!just )(?<!until )(?<!till )(?<!by )\bnow\b(?=\W*$|\s*[.!;])")
 _STYLE = _rx(r"回答|回复|答案|解释|讲解|讲|说话|语气|口吻|格式|列表|段落|要点|分点|分条|步骤|例子|举例|表情|字数|简短|简洁|详细|啰嗦|结论|英文|中文|繁体|术语|代码注释|markdown|"
              r"\b(?:answers?|repl(?:y|ies)|responses?|respond|explain|explanations?|tone|format(?:ting)?|bullets?|bullet points|lists?|paragraphs?|prose|steps?|examples?|emojis?|short|brief|concise|detail(?:ed)?|formal|casual|jargon|summary|tl;?dr|code comments|in (?:English|Chinese|Spanish|French|German|Japanese))\b")
@@ -644,8 +648,7 @@ def period_end(at: datetime, period: Period, zone: tzinfo) -> datetime:
     return end.astimezone(at.tzinfo or zone)
 
 
-_CHANGE_OF_MIND = _rx(r"改主意|变卦|不再|别再|再也不|不用.{0,12}了|不需要.{0,12}了|(?<=[\u4e00-\u9fff]{2})不(?:休|去|喝|吃|练|跑|抽|追|熬)了|还是.{0,16}吧|改回|换回|又能|又可以"
-                      r"|\b(?:no longer|not anymore|any ?more|changed my mind|on second thought|these days|switched to|started|stopped|quit|gave up)\b"
+_CHANGE_OF_MIND = _rx(rf"{_CHANGE_WORDS_ZH}|(?<=[\u4e00-\u9fff]{{2}}){_NO_LONGER_DOING}|换回|\b(?:{_CHANGE_WORDS_EN}|switched to)\b"
                       r"|\bactually\b.{0,60}\bnow\b")
 """A cue that the user changes what held (改主意了, 周二不休了, 还是一百以内吧, no longer, actually … now) — not
 the looser cues of :data:`_REVERSAL` (again, wait, instead, 算了) that chatter and edits of an answer use too,
