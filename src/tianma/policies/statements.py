@@ -239,7 +239,7 @@ def classify_statement(text: str) -> StatementCue | None:
     kind: StatementKind = next(k for k in ("wish", "complaint", "fact", "mood") if k in kinds)
     joined = " ".join(sentences)
     period = _period(joined, kind, moody="mood" in kinds and kind != "complaint")  # the pain a past answer caused
-    if period is None and kind == "fact" and happened_just_now(text) and (steps_away(text) or (loose and not says_it_recurs(text))):
+    if period is None and kind == "fact" and (steps_away(text) or (loose and not says_it_recurs(text))) and happened_just_now(text):
         period = "day"  # “Just landed.” · 刚炒了盘回锅肉 · “brb”: news of the moment, said tersely
     return StatementCue(
         kind=kind,
@@ -656,11 +656,13 @@ nor 不吃了 / 不去了 alone (“吃饱了，不吃了” is this meal's)."""
 
 
 def changes_mind(text: str) -> bool:
-    """The message says the user changes what held, and asks nothing (:data:`_CHANGE_OF_MIND`): with
-    it, a message the rules read nothing in is a wish, and the statement model's “states nothing”
-    does not overrule a terse assertion (:func:`tianma.memory.statements.statement_fields`)."""
+    """The terse message says the user changes what held, and asks nothing (:data:`_CHANGE_OF_MIND`):
+    with it, a message the rules read nothing in is a wish, and the statement model's “states nothing”
+    does not overrule a terse assertion (:func:`tianma.memory.statements.statement_fields`). Terse
+    first: both uses concern terse messages only, and a pasted page is not searched twice more."""
     stripped = text.strip()
-    return _CHANGE_OF_MIND.search(text) is not None and not _asks(stripped) and not stripped.endswith("呢")
+    return (_terse(text) and _CHANGE_OF_MIND.search(text) is not None and not _asks(stripped)
+            and not stripped.endswith("呢"))  # fmt: skip
 
 
 def revises(text: str) -> bool:
