@@ -100,7 +100,8 @@ feeling about something the assistant recommended — that is a complaint (“th
 me panicking on the ridge”)."""
 _LEAD_TIME = r"(?:今天|今晚|这次|这周|本周|这几天|这两天|以后|今后|平时|周末|晚上|早上|\s|，|,|(?:today|tonight|this week|this time|for now|from now on|going forward)\b)*"
 _DIRECTIVE = _rx(rf"^{_LEAD_TIME}(?:请|麻烦你?|你|也|都|就|还是|直接|千万|可以)*(?:说话|讲话|回答|回复)?(?:别|不要|不用|不必|甭|少给|称呼我|叫我)"
-                 rf"|^{_LEAD_TIME}(?:please\s+|pls\s+|kindly\s+|just\s+)*(?:don't|do not|stop|never(?! mind)|always|avoid|skip|call me|no more|quit)\b")
+                 rf"|^{_LEAD_TIME}(?:ple+a+s+e+\s+|pls\s+|kindly\s+|just\s+)*(?:don't|do not|stop|never(?! mind)|always|avoid|skip|call me|no more|quit)\b"
+                 r"|^(?:ple+a+s+e+|pls|plz)\W+no (?!(?:I|you|it|that|this|the|not|one|problem|worries|thanks|idea|way|rush|clue|need)\b)\w")
 """A standing wish to the assistant: a prohibition (别…, don't…), always/never, how to address the
 user. A positive request (推荐一款耳机, suggest a film) is for this turn, unless it says it lasts."""
 _STYLE_ORDER = _rx(r"^(?:请|你)?(?:用|写|回答|回复|分|按)[^，,]{0,10}(?:段落|分点|要点|列表|表格|步骤|大白话|口语|正式|简短|简洁|详细)"
@@ -112,6 +113,14 @@ _TOPIC_REQUEST = _rx(r"^(?!帮|给|请|你|我|麻烦|明天|后天|下周|下�
 """A request after its topic is a standing one: 住宿给我推便宜的青旅就行 · 术语给我翻成中文 (but
 帮我推荐个餐厅 and 明天给我订个酒店 are for one turn; 跟我 only when it says how to talk to me: 同事跟我换班
 is what happened)."""
+_KINDS_OF_THINGS_ZH = r"剧|片子|电影|纪录片|书|小说|漫画|视频|up主|UP主|博主|歌|音乐|播客|有声书|节目|动画|番|综艺|相声|动作|菜|游戏|零食|饮料"
+_TASTE = _rx(rf"(?:来|推|推荐|找|给我找)(?:点|些)[^，,。！!？?]{{0,12}}?(?:{_KINDS_OF_THINGS_ZH})"
+             r"|推(?:荐)?(?![个一])[^，,。！!？?]{1,12}的(?:就行|就好|就可以|即可)"
+             rf"|多(?:给我)?(?:推荐|推|找找?|来点|发)[^，,。！!？?]{{0,12}}?(?:{_KINDS_OF_THINGS_ZH}|这一?类|这种|类似)"
+             r"|^(?:more|some|any)?\s*[\w' -]{0,24}\b(?:novels|books|shows|series|films|movies|documentaries|podcasts|songs|music|games|recipes|audiobooks)\b[,!.]?\s*(?:please|pls|plz)\b")
+"""A request for things of a kind, not one thing: the kind is a taste that holds (给我来点悬疑推理的书，越烧脑越好 ·
+多推荐撸铁的动作 · 现在推荐iOS的就行 · “Crime novels, please.”), while 推荐一部电影, 推荐个便宜的就行 and 来点土味情话
+are for this turn."""
 _HABIT = _rx(r"(?:的时候|时候|每当|凡是|只要是?)[^，,。]{0,20}?(?:请|就|都|要|得|用|写|给|别|不要|按|先|多|少)"
              r"|^(?:when(?:ever)?|any ?time|each time|every time) (?:you|I)\b[^,]*,")
 """A standing wish phrased as a habit: 给我写代码的时候注释写中文 · When you show me code, please use R."""
@@ -144,7 +153,7 @@ _STYLE_VERDICT = _rx(r"\b(?:would be (?:welcome|nice|great|good|appreciated|bett
 replies would be welcome”): a wish when it is about how to answer (:data:`_STYLE`) and not a
 verdict on this answer (:data:`_PRAISE`)."""
 _PRAISE = _rx(r"^(?:your|this|that|these|those|the|it|it's|that's)\b")
-_SELF = _rx(r"我的?[\u4e00-\u9fff]{1,3}(?:有点|有些|很|太|比较|挺|特别|不太|一直|偏)|我的?(?!意思|问题|想法|说的|问的|指的)[\u4e00-\u9fff]{2,4}是(?!不是)|我(?:现在|目前|已经|平时|一般|一直|其实|真的|也|还|又|开始|重新)*(?:是|不是|不|没|很|挺|比较|特别|超|最|喜欢|讨厌|爱|怕|受不了|吃|喝|用|住|在|对|习惯|偏好|宁愿|宁可|更|倾向|想要|希望|需要|要|只|能|会|戒|有|家|的)"
+_SELF = _rx(r"我的?[\u4e00-\u9fff]{1,3}(?:有点|有些|很|太|比较|挺|特别|不太|一直|偏)|我的?(?!意思|问题|想法|说的|问的|指的)[\u4e00-\u9fff]{2,4}是(?!不是)|我(?:现在|目前|已经|平时|一般|一直|其实|真的|也|还|又|开始|重新|就|都|倒|可|向来|从来|本来|最近)*(?:是|不是|不|没|很|挺|比较|特别|超|最|喜欢|讨厌|爱|怕|受不了|吃|喝|用|住|在|对|习惯|偏好|宁愿|宁可|更|倾向|想要|希望|需要|要|只|能|会|戒|有|家|的)"
             r"|\bI(?:'m|'ve| am| have| do| don't| do not| can't| cannot| can| never| always| usually| only| really| actually| now| still| just| no longer| used to|'d rather| would rather| prefer| like| love| hate| dislike| eat| drink| use| live| work| need| want| started| stopped| quit| switched| gave up| moved| got| became)\b"
             r"|\bmy (?:\w+ ){0,2}(?:is|are|was)\b")
 _COMPLAINT = _rx(r"(?:上次|上回|那次|之前|昨天|前两天|前几天|[你您](?:上次|上回)?(?:推荐|给|说|安排|选|订|写|发)的|[你您](?:每次|老是|总是|又|都)(?:推|提|给我推|安排|说))"
@@ -158,8 +167,8 @@ _CHANGE_WORDS_EN = r"no longer|not anymore|any ?more|changed my mind|on second t
 _REVERSAL = _rx(rf"(?<!对)不对|不是这样|错了|搞错|说错|{_CHANGE_WORDS_ZH}|{_NO_LONGER_DOING}|改成|改为|换成|改一下|不要再|其实|算了|又开始|重新|恢复|能.{{0,6}}了$|可以.{{0,10}}了$|"
                 rf"\b(?:{_CHANGE_WORDS_EN}|actually|change of plan|scratch that|instead|again|forget what I said|wait|that's wrong|I was wrong|used to|switched|back to)\b|"
                 r"(?<!right )(?<!for )(?<!just )(?<!until )(?<!till )(?<!by )\bnow\b(?=\W*$|\s*[.!;])")
-_STYLE = _rx(r"回答|回复|答案|解释|讲解|讲|说话|语气|口吻|格式|列表|段落|要点|分点|分条|步骤|例子|举例|表情|字数|简短|简洁|详细|啰嗦|结论|英文|中文|繁体|术语|代码注释|markdown|"
-             r"\b(?:answers?|repl(?:y|ies)|responses?|respond|explain|explanations?|tone|format(?:ting)?|bullets?|bullet points|lists?|paragraphs?|prose|steps?|examples?|emojis?|short|brief|concise|detail(?:ed)?|formal|casual|jargon|summary|tl;?dr|code comments|in (?:English|Chinese|Spanish|French|German|Japanese))\b")
+_STYLE = _rx(r"回答|回复|答案|解释|讲解|讲|说话|语气|口吻|格式|列表|段落|要点|分点|分条|步骤|例子|举例|表情|字数|简短|简洁|详细|啰嗦|结论|英文|中文|繁体|术语|专业词|专业名词|大白话|白话|通俗|缩写|客套|代码注释|markdown|"
+             r"\b(?:answers?|repl(?:y|ies)|responses?|respond|explain|explanations?|tone|format(?:ting)?|bullets?|bullet points|lists?|paragraphs?|prose|steps?|examples?|emojis?|short|brief|concise|detail(?:ed)?|formal|casual|jargon|technical terms|plain (?:english|words|language)|layman's terms|summary|tl;?dr|code comments|in (?:English|Chinese|Spanish|French|German|Japanese))\b")
 _CLAUSES = re.compile(r"[，,；;：:]|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])|\s+(?:so|and|but)\s+", re.IGNORECASE)
 _REQUEST = _rx(rf"^{_LEAD_TIME}(?:请|你|都|就|也)*(?:帮我|给我)?(?:推荐|推|安排|按|用|换成|改成|只|做)"
                rf"|^{_LEAD_TIME}(?:please\s+)?(?:give|suggest|recommend|use|plan|show|make|keep|stick to|switch to|book)\b")
@@ -218,7 +227,8 @@ def classify_statement(text: str) -> StatementCue | None:
               or _HABIT.search(body) or _PROHIBIT.search(body) or _STYLE_ORDER.search(body)
               or _TOPIC_REQUEST.search(body) or _SWITCH.search(body) or _REMINDER_TIMES.search(body) or (_RECURRING.search(body) and _terse(text) and not _DO_THIS.match(text.strip()) and not _asks_for_information(text))
               or (_STANDING.search(body) and not _SITUATION.search(text))
-              or (_STYLE_VERDICT.search(body) and _STYLE.search(body) and not _PRAISE.match(body) and _terse(text))):
+              or (_STYLE_VERDICT.search(body) and _STYLE.search(body) and not _PRAISE.match(body) and _terse(text))
+              or (_TASTE.search(body) and _terse(text))):
             kinds.append("wish")
         elif _REQUEST.search(body) and _scoped_in_time(text):
             # a request with a time scope is a wish for that period: 这周做饭给我推荐点小孩子爱吃的
@@ -328,7 +338,7 @@ _ACK = _rx(r"^(?:好的|好滴|好嘞|谢|多谢|感谢|哈|呵|嘻|嗯|哦|噢|
            r"ok\b|okay|thank|thanks|thx|perfect|great|nice|cool|awesome|lovely|haha|ha\b|hah|lol|lmao|omg|sorry|brb|right,|fair|wow|yay|ugh|oops)")
 _SMALL_TALK = _rx(r"下雨|下雪|刮风|天凉|天冷|好冷|好热|太冷|太热|天气|空调|困死|zzz|"
                   r"\b(?:rain(?:ing|y)?|snow(?:ing)?|drizzl\w*|pouring|cold out|hot out|weather|sunny|grey|gray|coffee's|story of my life|back to it|i'm back|hope (?:you're|you are|all is) well|how are you)\b")
-_TASK = _rx(r"^(?:请|麻烦|你)?(?:帮我|给我|替我)?(?:(?:发|回)(?:条|个|一条|一个|封|一封|段|一段)(?![^，,。]*(?:就行|就好|就可以|即可|就够))|推荐|写|做|安排|查|找|搜|订|规划|计划|解释|讲讲|讲一下|说说|分析|翻译|总结|算(?!了)|计算|列|比较|介绍|想|出|改(?!主意|变|了|成|为|回|到)|看看|检查)"
+_TASK = _rx(r"^(?:请|麻烦|你)?(?:帮我|给我|替我)?(?:(?:发|回)(?:条|个|一条|一个|封|一封|段|一段)(?![^，,。]*(?:就行|就好|就可以|即可|就够))|推荐(?![的过])|写|做|安排|查|找|搜|订(?!货|单|阅|婚)|规划|计划|解释|讲讲|讲一下|说说|分析|翻译|总结|算(?!了)|计算|列|比较|介绍|想|出|改(?!主意|变|了|成|为|回|到)|看看|检查)"
             r"|^(?:please\s+)?(?:help|write|make|plan|find|search|look up|explain|tell me|give me|show me|suggest|recommend|translate|summari[sz]e|compare|list|draft|check|calculate|compute|create|generate|teach|walk me through"
             r"|re-?write|rephrase|paraphrase|convert|complete|continue|simplify|describe|design|implement|solve|fix|debug|refactor|optimi[sz]e|improve|edit|proofread|"
             r"act as|pretend|imagine|define|outline|classify|extract|analy[sz]e|evaluate|predict|simulate|compose|sort|count|build|provide|prepare|review|prove|derive)\b"
@@ -336,7 +346,7 @@ _TASK = _rx(r"^(?:请|麻烦|你)?(?:帮我|给我|替我)?(?:(?:发|回)(?:条|
             r"(?: \w+){0,2}? (?:to|for|that|which)\b")
 
 
-_TASK_ANYWHERE = _rx(r"(?:推荐|帮我|给我|替我|订|(?<![0-9一二三四五六七八九十两几半])点|设|安排|排|挑|配|找|看看)(?:个|一个|一下|两个|一部|一杯|一款|些|点)?[^，,。]{0,12}吧?$|晚安|明天见|您好|你好|请教"
+_TASK_ANYWHERE = _rx(r"(?:推荐(?![的过])|帮我|给我|替我|订|(?<![0-9一二三四五六七八九十两几半着少多快慢短长小大轻淡简细])点|设|安排|排|挑|配|找|看看)(?:个|一个|一下|两个|一部|一杯|一款|些|点)?[^，,。]{0,12}吧?$|晚安|明天见|您好|你好|请教"
                      r"|(?<![别不])(?<!可以)提醒我(?!的)(?=[\u4e00-\u9fff])|(?:写|做|画|编|列|翻译|生成|起草|整理)(?:一|几|两)?(?:封|篇|段|份|首|张|句)|再(?:讲|说|写|来|解释|翻译)一(?:遍|次|下)"
                      r"|\b(?:remind me|set (?:up|something)|book|schedule|i need|need (?:a|an|some|something|to(?! be\b))|i want|i'd like|looking for|"
                      r"any (?:ideas|suggestions|tips)|talk to me|what's|how (?:do|should|can) i|where do i|good morning|morning)\b")

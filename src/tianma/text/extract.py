@@ -83,7 +83,7 @@ _QUESTION = _rx(rf"[?？]|吗|什么{LISTING_WHAT}|怎么|(?<!不)咋|为什么|
 _TAG_QUESTION = _rx(r"(?:对吧|是吧|对不对|是不是|没错吧|\bright|\bcorrect|\bisn't it|\bdon't I|\bdidn't I)\s*[?？]\s*$")
 _HYPOTHETICAL = _rx(r"如果|假如|(?<!主)要是|假设|万一|假若|倘若|比如|例如|举个例子|假装|想象"
                     r"|^\s*say\b|\bif\b(?! (?:you(?:'d| would) be so kind|you don't mind|you do not mind|possible|you can|you could|you please|that's (?:ok|okay|alright)))|\b(?:suppose|supposing|imagine|what if|pretend|let's say|hypothetically|for example|for instance)\b")
-_HEARSAY = _rx(r"(?:他|她|他们|朋友|别人|有人|人家)说|你说(?!话|[\u4e00-\u9fff]{1,3}(?:一点|一些|点|些)(?:$|\s|[，,。！!]|没事|就行|就好|吧))|说我|说过我|以为|觉得|认为|听说|据说|梦见|梦到|好像|(?<!尽)可能|也许|大概|不确定|不知道|不记得"
+_HEARSAY = _rx(r"(?:他|她|他们|朋友|别人|有人|人家)说|你说(?!话|[\u4e00-\u9fff]{1,3}(?:一点|一些|点|些)(?:$|\s|[，,。！!]|没事|就行|就好|吧))|(?<![小演学解传])说(?:过)?我|以为|觉得|认为|听说|据说|梦见|梦到|好像|(?<!尽)可能|也许|大概|不确定|不知道|不记得"
                r"|\b(?:said|says|told|tells|thinks?|thought|believes?|heard|dreamt|dreamed|maybe|perhaps|probably|might|not sure|guess)\b")
 _THIRD = re.compile(r"(?<!其)他|她|朋友|同事|老婆|老公|妻子|丈夫|孩子|儿子|女儿|妈|爸|父亲|母亲|哥|姐|弟|妹|家人|男友|女友|老板|客户|别人|有人|同学|室友|邻居")
 _QUOTED = re.compile(r"“[^”]*”|‘[^’]*’|「[^」]*」|『[^』]*』|\"[^\"]*\"")

@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from tianma.policies.statements import _asks, classify_statement, period_end, revises
+from tianma.policies.statements import _asks, classify_statement, period_end, revises, stated_by_model
 
 
 @pytest.mark.parametrize(
@@ -525,3 +525,46 @@ def test_the_context_of_a_question_is_no_loose_statement(text: str) -> None:
 
 def test_a_reproach_with_a_question_word_still_counts() -> None:
     assert classify_statement("怎么又把会放晚上了？我说过晚上要陪孩子") is not None
+
+
+@pytest.mark.parametrize("text", ["给我来点轻松搞笑的综艺，下饭看的那种", "推点适合跑步听的歌", "多推荐点练腿的动作",
+                                  "这类纪录片多给我找找", "电脑换成Mac了，软件推荐苹果的就行",
+                                  "Sci-fi novels, please. Big ideas, not space battles.",
+                                  "more cooking podcasts pls"])  # fmt: skip
+def test_a_request_for_things_of_a_kind_is_a_lasting_wish(text: str) -> None:
+    cue = classify_statement(text)
+    assert cue is not None and (cue.kind, cue.period) == ("wish", None)
+
+
+@pytest.mark.parametrize("text", ["来点土味情话", "推荐一部电影", "给我推荐个便宜点的耳机", "来点例子",
+                                  "想买双跑鞋，帮我看看", "想去桂林旅游，帮我规划一下交通"])  # fmt: skip
+def test_one_thing_or_this_turns_content_is_no_taste(text: str) -> None:
+    cue = classify_statement(text)
+    assert cue is None or cue.kind != "wish" or cue.period is not None
+
+
+def test_an_order_form_is_no_task_to_book() -> None:
+    """订 books something (订个酒店), 订货单 is an order form: a terse wish after it is one the model may read."""
+    assert stated_by_model("订货单都用公斤，你那边也按公斤来。") is not None
+    assert stated_by_model("订个酒店，离地铁近点") is None
+
+
+@pytest.mark.parametrize("text", ["你上回推荐的那本小说我看了两章就弃了", "推荐的电影别太长 九十分钟以内",
+                                  "你推荐的那首歌我女儿天天听，我自己还是爱听老歌"])  # fmt: skip
+def test_what_was_recommended_is_no_request_and_a_novel_no_hearsay(text: str) -> None:
+    """推荐的 is “the recommended”, not “recommend”; 小说我 is “the novel, I”, not “said I”."""
+    cue = classify_statement(text)
+    assert cue is not None and cue.period is None
+
+
+@pytest.mark.parametrize("text", ["我就喜欢那种慢节奏的文艺片，记着点哈", "字少点 我都是在地铁上看",
+                                  "pleeease no spoilers, i'm only on season two", "pls no emojis in ur answers"])  # fmt: skip
+def test_a_liking_a_bit_shorter_and_please_no_are_statements(text: str) -> None:
+    """记着点 / 少点 are “keep in mind” / “a bit less”, not an order (点个外卖); “please no …” forbids."""
+    cue = classify_statement(text)
+    assert cue is not None and cue.period is None
+
+
+@pytest.mark.parametrize("text", ["晚点再聊 拜拜", "please no, I meant the other one"])
+def test_later_and_a_bare_no_state_nothing(text: str) -> None:
+    assert classify_statement(text) is None
