@@ -251,3 +251,18 @@ def test_a_change_of_mind_closes_its_wish_across_a_stray_facet_word(make_runtime
                      dialogue_id="b", at=day(3))  # “used”: the condition of things
     assert rt.memory.store.get(thrift.event_id).data.get("closed_by") == change.event_id
     assert rt.memory.store.get(other.event_id).valid_until is None
+
+
+def test_a_complaint_about_an_answer_closes_no_wish_its_words_brush(make_runtime: RuntimeFactory) -> None:
+    """A complaint tells what went wrong with one answer: it adds a dislike, it does not replace
+    a wish about something else that shares its words (here: sleep)."""
+    rt = make_runtime(chat_model=ScriptedChatModel(responder=broken))
+    cases = [("我上夜班，白天十点到下午五点在睡觉，这段时间别给我发任何提醒。", "你上回让我下班喝杯浓茶提神，结果回家躺着一直睡不着，心咚咚跳。"),
+             ("Night shifts for me: I sleep 9am to 4pm, so no reminders in that window please.",
+              "That energy drink you suggested for my night shift kept me awake all day, I couldn't sleep at all.")]  # fmt: skip
+    for i, (wish, complaint) in enumerate(cases):
+        user = f"u{i}"
+        said = rt.chat(user, wish, dialogue_id=f"{user}-d0", at=day(0))
+        rt.chat(user, complaint, dialogue_id=f"{user}-d0", at=day(0, 2))
+        rt.end_dialogue(f"{user}-d0", at=day(0, 5))
+        assert rt.memory.store.get(said.event_id).valid_until is None, wish

@@ -232,7 +232,7 @@ def close_superseded(
     at = event.at
     if cue is None or cue.period is not None or at is None:
         return []
-    current = [r for r in current_lasting(memory.store, event.user_id, at) if r.id != event.id]
+    current = [r for r in current_lasting(memory.store, event.user_id, at) if r.id != event.id and may_close(cue, r)]
     stored = memory.vectors.get_vectors(event.user_id, [r.id for r in current]) if current else {}
     current = [r for r in current if r.id in stored]
     if not current:
@@ -249,6 +249,19 @@ def close_superseded(
     said = _said(event)
     how = {r.id: _how(cue, event.content, said, r) for r in same}
     return memory.store.end_validity(event.user_id, [r.id for r in same], at, by=event.id, how=how)
+
+
+def may_close(cue: StatementCue, older: MemoryRecord) -> bool:
+    """Whether a statement of ``cue`` may close ``older`` at all: a complaint about an earlier
+    answer (“你上回让我夜班带杯美式提神，结果…睡不着”) tells what went wrong with that answer — it adds a
+    dislike and replaces only an earlier complaint, not a wish about something its words brush
+    (“白天9点到下午4点在补觉，别发reminder”, 0.41 close), unless it says it revises something. Chosen
+    on the dev users of the learning benchmark: dev4 hit / stale 92.8 / 9.7 → 94.2 / 9.6 %, the
+    other dev sets unchanged."""
+    if cue.kind != "complaint" or cue.reversal:
+        return True
+    earlier = cue_of(older)
+    return earlier is not None and earlier.kind == "complaint"
 
 
 def compared_by(cue: StatementCue) -> Trained:
@@ -337,6 +350,8 @@ def close_by_newer(
     for i, later in enumerate(newer):
         later_cue = cue_of(later)
         assert later_cue is not None and later.at is not None  # filtered above
+        if not may_close(later_cue, event):
+            continue
         model = compared_by(later_cue)
         if model not in by:  # the model the later statement compares by, for all of them at once
             by[model] = subjects(memory, [event, *newer], model)
