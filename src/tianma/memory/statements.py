@@ -33,7 +33,7 @@ from tianma.memory.subject_model import REVISION, SUBJECT, Trained
 from tianma.memory.subject_vectors import Clause, Subject, decoded, embedded, keep, models, subjects
 from tianma.memory.subjects import SubjectLabels
 from tianma.policies.aspects import aspects, relation
-from tianma.policies.momentary import happened_just_now
+from tianma.policies.momentary import happened_just_now, tells_a_life_change
 from tianma.policies.reflection import has_negation, normalise
 from tianma.policies.statements import (
     StatementCue,
@@ -161,7 +161,8 @@ def statement_fields(
         cue = stated_by_model(text) or cue
     if cue is not None and cue.loose and other and not changes_mind(text):
         return {}
-    if passing and not says_it_lasts(text) and not says_it_recurs(text) and (cue is None or (cue.loose and not cue.reversal)):
+    if (passing and not says_it_lasts(text) and not says_it_recurs(text)
+            and (cue is None or (cue.loose and not cue.reversal and not tells_a_life_change(text)))):
         if cue is None:
             cue = StatementCue("mood", "day", False, False)
         elif cue.period is None:

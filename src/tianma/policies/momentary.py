@@ -61,3 +61,9 @@ def happened_just_now(text: str) -> bool:
     if _JUST.search(text) or _AWAY.search(text):
         return True
     return _AGAIN.search(text) is not None and _FIRST_PERSON.search(text) is None
+
+
+def tells_a_life_change(text: str) -> bool:
+    """The message tells a change in the user's life (:data:`_LIFE_CHANGE`: 离职, 搬家, “I moved”, “started …”)."""
+    return _LIFE_CHANGE.search(text) is not None
+

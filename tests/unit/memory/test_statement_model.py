@@ -64,6 +64,14 @@ def test_a_passing_state_lasts_the_day_unless_it_says_it_lasts() -> None:
     assert statement_fields("别推要走路的地方", at, zone)["valid_until"] is None
 
 
+def test_a_change_in_the_users_life_said_tersely_is_not_made_passing() -> None:
+    """The model reads news as passing; a terse change of the user's situation lasts (老板离职了 …)."""
+    at, zone = datetime(2026, 3, 2, 9, tzinfo=UTC), UTC
+    assert statement_fields("老板离职了 新经理只看英文周报", at, zone, passing=True)["valid_until"] is None
+    assert statement_fields("adopted a rescue greyhound last week", at, zone, passing=True)["valid_until"] is None
+    assert statement_fields("the ring road is jammed solid", at, zone, passing=True)["valid_until"] is not None
+
+
 def test_a_schedule_or_a_wish_found_by_rule_is_not_made_passing() -> None:
     # the model reads days and hours as passing: "No meetings on Wednesdays" is a lasting wish
     at, zone = datetime(2026, 3, 2, 9, tzinfo=UTC), UTC

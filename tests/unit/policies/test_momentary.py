@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tianma.policies.momentary import happened_just_now, steps_away
+from tianma.policies.momentary import happened_just_now, steps_away, tells_a_life_change
 from tianma.policies.statements import classify_statement
 
 # our own phrasings, none from a fixture or a benchmark
@@ -59,3 +59,14 @@ def test_stepping_away_is_about_the_conversation(text: str) -> None:
 def test_again_about_the_user_is_a_change_not_news() -> None:
     assert happened_just_now("The dog chewed my slipper again.")
     assert not happened_just_now("I've cut out sugar again.")  # the user, not something that happened to them
+
+
+@pytest.mark.parametrize("text", ["老板离职了，新来的经理要求周报全用英文", "Started at the bakery this week, so I'm up at 4 now",
+                                  "搬到杭州了 以后推荐吃的按杭州来"])  # fmt: skip
+def test_a_change_in_the_users_life_is_told_as_one(text: str) -> None:
+    assert tells_a_life_change(text)
+
+
+@pytest.mark.parametrize("text", ["Stuck in traffic, ugh.", "今天好困"])
+def test_a_passing_state_tells_no_life_change(text: str) -> None:
+    assert not tells_a_life_change(text)
