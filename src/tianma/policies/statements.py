@@ -363,10 +363,18 @@ _SITUATION = _rx(r"明天|后天|大后天|下周|下个?星期|下个月|月底
 vegetarian. What should I cook?” stays a statement)."""
 _ERRAND = _rx(r"^(?:please\s+|pls\s+)?(?:set (?:up |something|a reminder|an alarm)|remind me|book|schedule|order)\b|^(?:请|麻烦)?(?:提醒我|帮我设|设个|订个|帮我订)")
 """An errand for this turn at the start of a message."""
-_REMINDER_ERRAND = _rx(r"^(?:请|麻烦你?|你)?(?:记得|记着|别忘了|到时候?)(?:提醒|叫)我(?!的事)"
+_REMINDER_ERRAND = _rx(r"^(?:请|麻烦你?|你)?(?:记得|记着|别忘了|到时候?)(?:提醒|叫|喊|让)我(?!的事)|^(?:请|麻烦你?|你)?帮我(?:设|定|订)(?:个|一个)提醒"
                       r"|^(?:please\s+|pls\s+)?(?:remember|don't forget) to remind me\b")
-"""“Remember to remind me of one thing” (记得提醒我给妈妈打电话): an errand, whatever 记得 says — unless
-it names its own recurrence or when reminders in general should come."""
+"""“Remember to remind me of one thing” (记得提醒我给妈妈打电话 · 帮我设个提醒…): an errand, whatever 记得 says —
+unless it names its own recurrence or when reminders in general should come."""
+_ERRAND_AT_END = _rx(r"(?:提醒我|记着|记一下|别让我忘了?)\W*$|\b(?:remind me|don'?t let me forget)\b\W*$|^(?:please\s+|pls\s+)?don'?t let me forget\b")
+_ONE_DAY = _rx(r"明天|后天|(?:这|下)?周[一二三四五六日末]|(?:这|下)?星期[一二三四五六日天]|\d+号|\d+月\d+|"
+               r"\b(?:tomorrow|tonight|(?:on |this |next )?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|on the \d+(?:st|nd|rd|th)?|"
+               r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w* \d+)\b")
+"""A reminder asked at the end of a message about one day (明天要进一批海鲜 提醒我 · “pediatrician visit on
+march 3, dont let me forget”): an errand; 会议前半小时提醒我 says when reminders come, a standing wish."""
+_AS_USUAL = _rx(r"还是|都|也|每|最近|一般|平时|\b(?:always|usually|every|as usual|these days)\b")
+"""A day said as a habit (房租还是周五那天提醒我 · 周末有事也直接提醒我): not one day's errand."""
 _ABOUT_THIS_TEXT = _rx(r"^(?:请|麻烦你?|你)?(?:帮我)?(?:把|将)\s*(?:这|那|上面|上边|下面|刚才|以下|前面|[\"“「『《])"
                        r"|^(?:(?:can|could|would) you\s+)?(?:please\s+)?(?:turn|put|make|redo|rewrite|fix|translate|summari[sz]e|shorten|cut|"
                        r"proofread|reword|rephrase|convert|check|tidy|polish)\s+(?:up\s+)?(?:this|these|that|those|it|them|the above)\b"
@@ -417,7 +425,10 @@ _STANDING_WORDS = _rx(r"以后|今后|往后|每次|每回|总是|一律|永远|
 
 def _reminder_errand(text: str) -> bool:
     """A short message asking to be reminded of one thing (:data:`_REMINDER_ERRAND`)."""
-    return (_REMINDER_ERRAND.match(text.strip()) is not None and _terse(text)
+    stripped = text.strip()
+    return ((_REMINDER_ERRAND.match(stripped) is not None or (_ERRAND_AT_END.search(stripped) is not None and _ONE_DAY.search(stripped) is not None
+                 and _AS_USUAL.search(stripped) is None))
+            and _terse(text)
             and not (_RECURRING.search(text) or _REMINDER_TIMES.search(text) or _STANDING_WORDS.search(text)))
 
 

@@ -568,3 +568,15 @@ def test_a_liking_a_bit_shorter_and_please_no_are_statements(text: str) -> None:
 @pytest.mark.parametrize("text", ["晚点再聊 拜拜", "please no, I meant the other one"])
 def test_later_and_a_bare_no_state_nothing(text: str) -> None:
     assert classify_statement(text) is None
+
+
+@pytest.mark.parametrize("text", ["后天去体检 提醒我", "周六要交物业费 记一下", "vet appointment on the 9th, don't let me forget",
+                                  "dentist tomorrow at 3 remind me"])  # fmt: skip
+def test_a_reminder_of_one_day_asked_at_the_end_is_an_errand(text: str) -> None:
+    assert classify_statement(text) is None
+
+
+@pytest.mark.parametrize("text", ["会议前半小时提醒我", "晚上十点以后别提醒我", "房租还是周五那天提醒我"])
+def test_when_reminders_come_is_still_a_wish(text: str) -> None:
+    cue = classify_statement(text)
+    assert cue is not None and cue.period is None
