@@ -66,4 +66,3 @@ def happened_just_now(text: str) -> bool:
 def tells_a_life_change(text: str) -> bool:
     """The message tells a change in the user's life (:data:`_LIFE_CHANGE`: 离职, 搬家, “I moved”, “started …”)."""
     return _LIFE_CHANGE.search(text) is not None
-

@@ -424,12 +424,15 @@ _STANDING_WORDS = _rx(r"以后|今后|往后|每次|每回|总是|一律|永远|
 
 
 def _reminder_errand(text: str) -> bool:
-    """A short message asking to be reminded of one thing (:data:`_REMINDER_ERRAND`)."""
+    """A short message asking to be reminded of one thing (:data:`_REMINDER_ERRAND`, or
+    :data:`_ERRAND_AT_END` about :data:`_ONE_DAY`)."""
+    if not _terse(text):
+        return False
     stripped = text.strip()
-    return ((_REMINDER_ERRAND.match(stripped) is not None or (_ERRAND_AT_END.search(stripped) is not None and _ONE_DAY.search(stripped) is not None
-                 and _AS_USUAL.search(stripped) is None))
-            and _terse(text)
-            and not (_RECURRING.search(text) or _REMINDER_TIMES.search(text) or _STANDING_WORDS.search(text)))
+    asked = _REMINDER_ERRAND.match(stripped) is not None or (
+        _ERRAND_AT_END.search(stripped) is not None and _ONE_DAY.search(stripped) is not None
+        and _AS_USUAL.search(stripped) is None)  # fmt: skip
+    return asked and not (_RECURRING.search(text) or _REMINDER_TIMES.search(text) or _STANDING_WORDS.search(text))
 
 
 def _how_to_do_such_work(text: str) -> bool:
