@@ -48,6 +48,8 @@ def _preference_line(pref: dict[str, Any], zone: tzinfo) -> str:
     it was scoped in time, until when it holds."""
     if pref.get("kind") != "event":
         return as_data(pref["content"])
+    if pref.get("later_on"):
+        return f"用户后来说 / the user later said（{_when(pref.get('at'), zone)}）：「{as_data(pref['content'])}」"
     until = pref.get("until")
     ends = _when(until, zone, "%Y-%m-%d %H:%M")
     scope = f"，有效至 / valid until {ends}" if ends else ""

@@ -263,7 +263,7 @@ class Runtime(ExperimentCommands):
             preferences=tuple(p["content"] for p in state.get("preferences", [])),
             resident=tuple(
                 InjectedMemory(p["id"], p.get("kind", "preference"), p["content"], float(p["confidence"]),
-                               tuple(p.get("source_event_ids", ())), p.get("superseded_by"))
+                               tuple(p.get("source_event_ids", ())), p.get("superseded_by"), p.get("later_on"))
                 for p in state.get("preferences", [])
             ),
             redline=_redline_of(state.get("redline")),

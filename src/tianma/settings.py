@@ -108,6 +108,10 @@ class RetrievalSettings(_Section):
     mark_superseded: bool = False
     """Show a resident statement that a newer one probably replaced, marked as replaced, instead of
     plainly (off: on the dev users it cost 21 points of hit for 5 points less stale)."""
+    later_words: bool = True
+    """Show beside a resident statement this message is about the user's nearest later message to it
+    that states something the rules did not read as a statement (a change of mind in words they do
+    not know), with its date (README, “How it learns”)."""
     max_resident: int = Field(default=8, ge=0, le=15)
     """Items resident in every prompt: learnt preferences that still hold and the user's current
     statements (beyond it: how to answer first, then the most relevant)."""

@@ -24,6 +24,9 @@ class InjectedMemory:
     """Where it came from; an event hit points at itself."""
     superseded_by: str | None = None
     """A resident statement shown marked as replaced by this newer statement (the prompt says so)."""
+    later_on: str | None = None
+    """A message shown as what the user said later on the subject of this resident statement
+    (:mod:`tianma.memory.later_words`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,6 +48,7 @@ def why_table(turn: Turn) -> Table:
         table.add_row(*plain("strategy" + (" (explored)" if s.explored else ""), s.id[:8], "", s.content, ""))
     for r in turn.resident:
         what = "statement (resident)" if r.kind == "event" else f"{r.kind} (resident)"
+        what = f"said later on {r.later_on[:8]} / 后来说" if r.later_on else what
         table.add_row(*plain(what, r.id[:8], "", r.content, ", ".join(e[:8] for e in r.source_event_ids)))
     if not (turn.memories or turn.strategies or turn.resident):
         table.add_row("—", "", "", "nothing was injected / 没有注入记忆", "")

@@ -9,6 +9,7 @@ from langgraph.runtime import Runtime
 from tianma.graph.deps import Deps
 from tianma.graph.state import TurnState, TurnUpdate
 from tianma.memory.embedders import embed_message
+from tianma.memory.later_words import with_later_words
 from tianma.memory.resident import resident_profile
 from tianma.memory.search import CHANNELS, hybrid_search
 from tianma.memory.statements import current_only, outdated_by_statements
@@ -56,12 +57,15 @@ def find_candidates(state: TurnState, runtime: Runtime[Deps], channels: frozense
         channels,
     )
     store, user_id, at = deps.memory.store, state["user_id"], state["at"]
+    relevance = {c.record.id: c.relevance for c in found}
     profile = resident_profile(
-        deps.memory, user_id, at, state.get("preferences", []), {c.record.id: c.relevance for c in found},
+        deps.memory, user_id, at, state.get("preferences", []), relevance,
         deps.anchors.statement_background(), deps.settings.retrieval.max_resident,
         deps.settings.retrieval.mark_superseded,
         lambda v: float(np.asarray(v) @ query_vector),
     )
+    if deps.settings.retrieval.later_words:
+        profile = with_later_words(deps.memory, user_id, at, profile, relevance)
     resident = {p["id"] for p in profile}  # already in every prompt
     window_only = not state.get("summary")  # the whole dialogue is still in the window
     found = [
