@@ -67,6 +67,17 @@ def test_memory_from_one_conversation_reaches_the_next(serve: ServeFactory) -> N
     assert len({e.dialogue_id for e in events}) == 2
 
 
+def test_a_change_the_rules_do_not_read_is_shown_after_the_wish_it_changes(serve: ServeFactory) -> None:
+    s = serve()
+    client = s.ollama()
+    for said in ("以后给我推荐电影就推恐怖片，越吓人越好", "恐怖片看多了晚上老睡不着，最近就想看点轻松的"):
+        client.chat(model=MODEL, messages=[{"role": "user", "content": said}], stream=False)
+    client.chat(model=MODEL, messages=[{"role": "user", "content": "周末想看部电影，有什么推荐？"}], stream=False)
+    system = s.chat_bodies()[-1]["messages"][0]["content"]
+    wish, later = system.index("越吓人越好」"), system.index("用户后来说 / the user later said")
+    assert wish < later and "最近就想看点轻松的」" in system[later:]
+
+
 def test_the_clients_history_and_system_prompt_are_kept(serve: ServeFactory) -> None:
     s = serve()
     client = s.ollama()
