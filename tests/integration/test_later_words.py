@@ -63,3 +63,14 @@ def test_a_later_row_reads_as_what_the_user_said_later() -> None:
     assert count == 2
     assert "1. 用户说 / the user said（2026-03-02）：「以后都推恐怖片」" in block
     assert "2. 用户后来说 / the user later said（2026-03-04）：「I can't sleep after [scary] films」" in block
+
+
+def test_a_long_paste_is_not_shown_as_later_words(make_runtime: RuntimeFactory) -> None:
+    rt = make_runtime(chat_model=ScriptedChatModel(responder=broken))
+    wish = rt.chat("u", HORROR, dialogue_id="a", at=day(0))
+    long = UNREAD_CHANGE + "。" + "那天晚上看完片子，我一个人在客厅里坐了很久，" * 60  # ~1,300 characters
+    pasted = rt.chat("u", long, dialogue_id="b", at=day(2))
+    assert "statement" not in rt.memory.store.get(pasted.event_id).data
+    turn = rt.chat("u", "周末想看部电影，有什么推荐？", dialogue_id="c", at=day(3))
+    ids = {r.id for r in turn.resident}
+    assert wish.event_id in ids and pasted.event_id not in ids
