@@ -154,7 +154,14 @@ def statement_fields(
     the rules read nothing in that says the user changes what held
     (:func:`~tianma.policies.statements.changes_mind`: 改主意了…, 周二不休了 改周一, no longer …) is a wish
     too, and ``other`` does not drop a terse assertion that says so.
+
+    A message longer than the embedder reads (:data:`~tianma.memory.embedders.EMBED_CHARS`) states
+    nothing: a paste (a document, a story, a wish list copied 5,000 times) is compared with other
+    statements by its first characters only, and a statement is resident in every prompt — 240,000
+    characters of them were, after 2.6 s of reading on the turn's path.
     """
+    if len(text) > EMBED_CHARS:
+        return {}
     cue = classify_statement(text)
     wished = stated or (leaning and revises(text)) or (cue is None and changes_mind(text))
     if wished and (cue is None or (cue.kind == "mood" and stated and not happened_just_now(text))):

@@ -191,3 +191,11 @@ def test_a_task_on_a_text_of_this_conversation_is_no_statement_however_sure_the_
     at, zone = datetime(2026, 3, 2, 9, tzinfo=UTC), UTC
     assert statement_fields("把上面那段改得口语一点 要念给我奶奶听", at, zone, stated=True) == {}
     assert statement_fields("步骤一条都别省，写全写细", at, zone, stated=True)  # the model's own wish still counts
+
+
+def test_a_message_longer_than_the_embedder_reads_states_nothing() -> None:
+    at = datetime(2026, 3, 2, tzinfo=UTC)
+    wishes = "我喜欢安静的地方，别给我推荐太吵的。以后推荐餐厅都按这个来。"  # 30 characters
+    assert statement_fields(wishes * 40, at, UTC)["data"]["statement"]["kind"] == "wish"  # 1,200: read
+    assert statement_fields(wishes * 40 + "好", at, UTC) == {}  # a paste: never resident in every prompt
+    assert statement_fields(wishes * 8000, at, UTC, stated=True) == {}
