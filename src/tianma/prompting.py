@@ -146,12 +146,19 @@ You review a user's recent messages and extract what will help future conversati
 
 REPLY_CHARS = 200
 """How much of each reply the reflection prompt shows."""
+MESSAGE_CHARS = 600
+"""How much of each user message the reflection prompt shows: a paste (a document, a log, a story)
+is no statement of the user's, and 240,000 characters of it would be a prompt no local model
+reads (a statement is never longer than the embedder reads, 1,200)."""
 
 
 def _reflection_line(event: dict[str, Any], zone: tzinfo) -> str:
     """One message of the reflection window: what the user said, what the assistant answered and
     how the user judged it (seed 000 §3.1: input, original reply, error type)."""
-    line = f"[{event['id']}] ({_when(event.get('at'), zone)}) 用户: {' '.join(str(event['text']).split())}"
+    text = " ".join(str(event["text"]).split())
+    if len(text) > MESSAGE_CHARS:
+        text = f"{text[:MESSAGE_CHARS]}…（共 {len(text):,} 字 / {len(text):,} characters）"
+    line = f"[{event['id']}] ({_when(event.get('at'), zone)}) 用户: {text}"
     reply = " ".join(str(event.get("reply") or "").split())
     if reply:
         line += f"\n    助手 / assistant: {reply[:REPLY_CHARS]}{'…' if len(reply) > REPLY_CHARS else ''}"

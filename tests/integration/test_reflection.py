@@ -73,6 +73,17 @@ def test_a_stated_fact_is_pending_after_one_reflection_and_active_after_two(rt: 
     assert rt.history(active.id)[0].status == "pending"
 
 
+def test_a_paste_teaches_nothing_by_rule_and_is_shown_cut_to_the_model(make_runtime: RuntimeFactory) -> None:
+    model = no_llm()
+    rt = make_runtime(chat_model=model, embedder=CharacterEmbedder())
+    story = "我对花生过敏。" + "那天她在厨房里忙了一下午，窗外一直在下雨。" * 100  # a story pasted, ~2,100 characters
+    rt.chat("u", story, dialogue_id="d1", at=T0)
+    (report,) = rt.reflect("u", at=T0 + timedelta(hours=1))
+    assert report.llm["called"] and "pending" not in learnt(rt)  # said in a short message, it is learnt (above)
+    prompt = " ".join(str(m.content) for m in model.prompts[-1])  # type: ignore[attr-defined]
+    assert f"…（共 {len(story):,} 字 / {len(story):,} characters）" in prompt and story not in prompt
+
+
 def test_reflecting_twice_on_the_same_messages_is_not_independent(rt: Runtime) -> None:
     rt.chat("u", "我对花生过敏。", dialogue_id="d1", at=T0)
     rt.reflect("u", at=T0 + timedelta(hours=1))

@@ -69,3 +69,9 @@ def test_dates_in_the_prompts_are_the_users_local_ones() -> None:
     assert "valid until 2026-01-03 16:00" in memory_block([], [said], [], 15)[0]  # UTC unless told
     (prompt,) = reflection_messages([{"id": "e", "text": "x", "at": late}], [], zone=shanghai)[1:]
     assert "[e] (2026-01-03) 用户: x" in str(prompt.content)
+
+
+def test_the_reflection_prompt_shows_a_long_message_cut_with_its_length() -> None:
+    text = "窗外一直在下雨。" * 100  # 800 characters
+    (prompt,) = reflection_messages([{"id": "e", "text": text}], [])[1:]
+    assert f"[e] () 用户: {text[:600]}…（共 800 字 / 800 characters）" in str(prompt.content)
