@@ -10,8 +10,8 @@ reads both with their dates and which came last.
 
 “States something”: it asks nothing (:func:`~tianma.policies.statements.asks_now`), the statement
 model (:mod:`tianma.memory.statement_model`) does not take it for a message about nothing
-(:data:`OTHER_AT`), no secret was removed from it, and it is no longer than the embedder reads
-(:data:`~tianma.memory.embedders.EMBED_CHARS`). A message the rules read as a statement is
+(:data:`OTHER_AT`), no secret was removed from it, and it is no paste
+(:func:`~tianma.memory.statements.is_paste`). A message the rules read as a statement is
 left out: it closed what it was about when it was said, or holds beside it on its own.
 """
 
@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from tianma.memory.embedders import EMBED_CHARS
 from tianma.memory.service import Memory
 from tianma.memory.statement_model import statement_model
+from tianma.memory.statements import is_paste
 from tianma.policies.statements import asks_now
 from tianma.storage.records import MemoryRecord
 from tianma.text.placeholders import SECRET_PLACEHOLDERS
@@ -83,9 +83,9 @@ def _nearest_later(
 
 def _unread_words(record: MemoryRecord, since: datetime, at: datetime) -> bool:
     """A user's message between ``since`` and ``at``, still holding, that no rule read as a
-    statement, no longer than the embedder reads (a paste is no change of mind, and would sit in
-    every prompt about its subject), that asks nothing and held no secret."""
+    statement, no paste (no change of mind, and it would sit in every prompt about its subject),
+    that asks nothing and held no secret."""
     return (record.kind == "event" and record.role == "user" and record.at is not None and since < record.at < at
-            and record.is_valid_at(at) and "statement" not in record.data and len(record.content) <= EMBED_CHARS
+            and record.is_valid_at(at) and "statement" not in record.data and not is_paste(record.content)
             and not asks_now(record.content)
             and not any(mark in record.content for mark in SECRET_PLACEHOLDERS.values()))  # fmt: skip

@@ -155,12 +155,9 @@ def statement_fields(
     (:func:`~tianma.policies.statements.changes_mind`: 改主意了…, 周二不休了 改周一, no longer …) is a wish
     too, and ``other`` does not drop a terse assertion that says so.
 
-    A message longer than the embedder reads (:data:`~tianma.memory.embedders.EMBED_CHARS`) states
-    nothing: a paste (a document, a story, a wish list copied 5,000 times) is compared with other
-    statements by its first characters only, and a statement is resident in every prompt — 240,000
-    characters of them were, after 2.6 s of reading on the turn's path.
+    A paste (:func:`is_paste`) states nothing.
     """
-    if len(text) > EMBED_CHARS:
+    if is_paste(text):
         return {}
     cue = classify_statement(text)
     wished = stated or (leaning and revises(text)) or (cue is None and changes_mind(text))
@@ -183,6 +180,14 @@ def statement_fields(
         "data": {"statement": {"kind": cue.kind, "period": cue.period, "reversal": cue.reversal,
                                "style": cue.style, "said": [list(x) for x in said]}},
     }  # fmt: skip
+
+
+def is_paste(text: str) -> bool:
+    """Longer than the embedder reads (:data:`~tianma.memory.embedders.EMBED_CHARS`): a document, a
+    story, a wish list copied 5,000 times — no statement of the user's. It would be compared with
+    other statements by its first characters only, resident in every prompt (240,000 characters
+    were, after 2.6 s of reading on the turn's path) and learnt from by the reflection's rules."""
+    return len(text) > EMBED_CHARS
 
 
 def _said(record: MemoryRecord) -> set[tuple[str, str, str]]:

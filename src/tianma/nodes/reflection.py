@@ -11,7 +11,6 @@ from langgraph.runtime import Runtime
 from tianma.graph.reflection import ReflectionDeps, ReflectionState
 from tianma.llm.reflection_schema import ReflectionResult
 from tianma.llm.structured import at_low_temperature, call_structured
-from tianma.memory.embedders import EMBED_CHARS
 from tianma.memory.model_closes import checked_closes, is_lasting, standing_statements
 from tianma.memory.reflection_store import (
     last_reflected_until,
@@ -21,7 +20,7 @@ from tianma.memory.reflection_store import (
     window_events,
     window_signals,
 )
-from tianma.memory.statements import is_current, revised_by, source_events
+from tianma.memory.statements import is_current, is_paste, revised_by, source_events
 from tianma.policies import reflection as planning
 from tianma.policies.importance import IMPORTANCE_THRESHOLD, importance
 from tianma.policies.reflection import PlanItem, Proposal
@@ -77,8 +76,8 @@ def reflect(state: ReflectionState, runtime: Runtime[ReflectionDeps]) -> dict[st
         if (ev.get("statement") or {}).get("period"):
             moods += 1  # scoped in time (今天…, this week…): it closes itself, it is never a preference
             continue
-        if len(ev["text"]) > EMBED_CHARS:
-            continue  # a paste is no statement of the user's (statement_fields): nothing in it is learnt by rule
+        if is_paste(ev["text"]):
+            continue  # no statement of the user's (statement_fields): nothing in it is learnt by rule
         for item in extract_statements(ev["text"]):
             if item.time_bound:
                 moods += 1  # a passing mood or state of today is not a long-term memory
